@@ -1,0 +1,285 @@
+package flow
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/bulwark-go/bulwark/core/stat"
+)
+
+// Decision is a controller's answer for one entry.
+type Decision struct {
+	// Blocked is true when the entry must be rejected.
+	Blocked bool
+	// Wait is how long the entry must wait before it runs (pacing, or a
+	// prioritized entry that occupied the next window).
+	Wait time.Duration
+	// Occupied is true when the entry was admitted into a future window:
+	// its pass is already counted there, so the caller must not count it
+	// again now (Sentinel's PriorityWaitException).
+	Occupied bool
+}
+
+// Controller decides whether entries may pass a rule: Sentinel's
+// TrafficShapingController. now is the engine's monotonic time in
+// nanoseconds; node holds the statistics the rule is checked against.
+// Controllers keep state (warm-up tokens, the pacing timeline) and are safe
+// for concurrent use without locks.
+type Controller interface {
+	Check(node *stat.Node, now int64, acquire int64, prioritized bool) Decision
+}
+
+// Config holds the engine-wide settings controllers need.
+type Config struct {
+	// ColdFactor is the warm-up cold factor: the allowed rate starts at
+	// Count/ColdFactor. Values below 2 mean Sentinel's default, 3.
+	ColdFactor int
+	// OccupyTimeout bounds how far ahead a prioritized entry may occupy a
+	// future window. Zero means Sentinel's default, 500 ms.
+	OccupyTimeout time.Duration
+}
+
+// Defaults of Config.
+const (
+	DefaultColdFactor    = 3
+	DefaultOccupyTimeout = 500 * time.Millisecond
+)
+
+func (c Config) withDefaults() Config {
+	if c.ColdFactor < 2 {
+		c.ColdFactor = DefaultColdFactor
+	}
+	if c.OccupyTimeout <= 0 {
+		c.OccupyTimeout = DefaultOccupyTimeout
+	}
+	return c
+}
+
+// NewController returns the controller for a valid rule: thread rules and
+// QPS rules with the Reject behavior get the window-counting controller,
+// the other behaviors theirs.
+func NewController(r Rule, cfg Config) Controller {
+	cfg = cfg.withDefaults()
+	if r.Grade == GradeQPS {
+		switch r.ControlBehavior {
+		case WarmUp:
+			return &warmUpController{tokens: newWarmTokens(r.Count, r.WarmUpPeriodSec, cfg.ColdFactor)}
+		case RateLimiter:
+			return &rateLimiterController{count: r.Count, pacer: newPacer(r.MaxQueueingTimeMs)}
+		case WarmUpRateLimiter:
+			return &warmUpRateLimiterController{
+				tokens: newWarmTokens(r.Count, r.WarmUpPeriodSec, cfg.ColdFactor),
+				pacer:  newPacer(r.MaxQueueingTimeMs),
+			}
+		}
+	}
+	return &rejectController{grade: r.Grade, count: r.Count, occupyTimeoutMs: cfg.OccupyTimeout.Milliseconds()}
+}
+
+const nsPerMs = int64(time.Millisecond)
+
+// rejectController counts passes (or concurrency) in the window and
+// rejects above the threshold; a prioritized QPS entry may instead occupy a
+// later bucket within the occupy timeout.
+type rejectController struct {
+	grade           Grade
+	count           float64
+	occupyTimeoutMs int64
+}
+
+func (c *rejectController) Check(n *stat.Node, now int64, acquire int64, prioritized bool) Decision {
+	ms := now / nsPerMs
+	var cur int64
+	if c.grade == GradeThread {
+		cur = n.Concurrency()
+	} else {
+		cur = int64(n.PassQPS(ms))
+	}
+	if float64(cur+acquire) <= c.count {
+		return Decision{}
+	}
+	if prioritized && c.grade == GradeQPS {
+		if wait := c.tryOccupyNext(n.Second(), ms, acquire); wait < c.occupyTimeoutMs {
+			at := ms + wait
+			n.AddOccupied(ms, at-at%n.Second().BucketMs(), acquire)
+			return Decision{Wait: time.Duration(wait) * time.Millisecond, Occupied: true}
+		}
+	}
+	return Decision{Blocked: true}
+}
+
+// tryOccupyNext returns how long a prioritized entry must wait until a
+// bucket it may be charged to starts, or the occupy timeout when none within
+// it has room: walking forward bucket by bucket, the oldest bucket's passes
+// leave the window as each new bucket begins.
+func (c *rejectController) tryOccupyNext(w *stat.Window, ms int64, acquire int64) int64 {
+	interval, bucket := w.IntervalMs(), w.BucketMs()
+	maxCount := c.count * float64(interval) / 1000
+	borrowed := w.Borrowed(ms)
+	if float64(borrowed) >= maxCount {
+		return c.occupyTimeoutMs
+	}
+	earliest := ms - ms%bucket + bucket - interval
+	pass := w.Sum(ms, stat.Pass)
+	for idx := int64(0); earliest < ms; idx++ {
+		wait := idx*bucket + bucket - ms%bucket
+		if wait >= c.occupyTimeoutMs {
+			break
+		}
+		leaving := w.BucketSum(earliest, stat.Pass)
+		if float64(pass+borrowed+acquire-leaving) <= maxCount {
+			return wait
+		}
+		earliest += bucket
+		pass -= leaving
+	}
+	return c.occupyTimeoutMs
+}
+
+// warmTokens is the token bucket of Guava's SmoothWarmingUp as Sentinel
+// adapted it: tokens accumulate while traffic is below Count/coldFactor, and
+// above warningToken the allowed rate falls linearly towards
+// Count/coldFactor at maxToken.
+type warmTokens struct {
+	count        float64
+	coldFactor   int64
+	warningToken int64
+	maxToken     int64
+	slope        float64
+	stored       atomic.Int64
+	lastFilled   atomic.Int64 // ms, a whole second
+}
+
+func newWarmTokens(count float64, warmUpSec int, coldFactor int) *warmTokens {
+	t := &warmTokens{count: count, coldFactor: int64(coldFactor)}
+	t.warningToken = int64(float64(warmUpSec)*count) / int64(coldFactor-1)
+	t.maxToken = t.warningToken + int64(2*float64(warmUpSec)*count/(1.0+float64(coldFactor)))
+	if t.maxToken > t.warningToken && count > 0 {
+		t.slope = float64(coldFactor-1) / count / float64(t.maxToken-t.warningToken)
+	}
+	// A new rule starts cold, as Java's does (its lastFilledTime starts at
+	// the epoch). Java divides by zero when maxToken == warningToken (tiny
+	// count × period) and then blocks everything; here slope stays 0 and
+	// the rule runs at Count.
+	t.stored.Store(t.maxToken)
+	t.lastFilled.Store(-1000)
+	return t
+}
+
+// sync refills tokens once per second from the previous second's passes.
+func (t *warmTokens) sync(ms int64, previousQPS int64) {
+	current := ms - ms%1000
+	last := t.lastFilled.Load()
+	if current <= last {
+		return
+	}
+	old := t.stored.Load()
+	if t.stored.CompareAndSwap(old, t.coolDown(old, current, last, previousQPS)) {
+		if t.stored.Add(-previousQPS) < 0 {
+			t.stored.Store(0)
+		}
+		t.lastFilled.Store(current)
+	}
+}
+
+func (t *warmTokens) coolDown(old, current, last, passQPS int64) int64 {
+	v := old
+	refill := int64(float64(current-last) * t.count / 1000)
+	if old < t.warningToken {
+		v = old + refill
+	} else if old > t.warningToken && passQPS < int64(t.count)/t.coldFactor {
+		v = old + refill
+	}
+	return min(v, t.maxToken)
+}
+
+// rate returns the allowed QPS for the current token level.
+func (t *warmTokens) rate() float64 {
+	rest := t.stored.Load()
+	if rest >= t.warningToken {
+		above := float64(rest - t.warningToken)
+		return math.Nextafter(1.0/(above*t.slope+1.0/t.count), math.Inf(1))
+	}
+	return t.count
+}
+
+type warmUpController struct{ tokens *warmTokens }
+
+func (c *warmUpController) Check(n *stat.Node, now int64, acquire int64, _ bool) Decision {
+	ms := now / nsPerMs
+	if c.tokens.count <= 0 {
+		return Decision{Blocked: true}
+	}
+	pass := int64(n.PassQPS(ms))
+	c.tokens.sync(ms, int64(n.PreviousPassQPS(ms)))
+	if float64(pass+acquire) <= c.tokens.rate() {
+		return Decision{}
+	}
+	return Decision{Blocked: true}
+}
+
+// pacer spaces entries cost apart on a shared timeline and lets one wait at
+// most maxQueue for its turn: Sentinel's ThrottlingController. It always
+// works in nanoseconds (Java switches to them only above 1000 QPS), so
+// every rate is exact.
+type pacer struct {
+	maxQueue int64
+	latest   atomic.Int64
+}
+
+func newPacer(maxQueueingTimeMs int) *pacer {
+	p := &pacer{maxQueue: int64(maxQueueingTimeMs) * nsPerMs}
+	p.latest.Store(math.MinInt64 / 2)
+	return p
+}
+
+func (p *pacer) take(now int64, cost int64) Decision {
+	for {
+		latest := p.latest.Load()
+		if latest+cost > now {
+			if latest+cost-now > p.maxQueue {
+				return Decision{Blocked: true}
+			}
+			break
+		}
+		if p.latest.CompareAndSwap(latest, now) {
+			return Decision{}
+		}
+	}
+	wait := p.latest.Add(cost) - now
+	if wait > p.maxQueue {
+		p.latest.Add(-cost)
+		return Decision{Blocked: true}
+	}
+	return Decision{Wait: time.Duration(max(wait, 0))}
+}
+
+type rateLimiterController struct {
+	count float64
+	pacer *pacer
+}
+
+func (c *rateLimiterController) Check(_ *stat.Node, now int64, acquire int64, _ bool) Decision {
+	if acquire <= 0 {
+		return Decision{}
+	}
+	if c.count <= 0 {
+		return Decision{Blocked: true}
+	}
+	return c.pacer.take(now, int64(math.Round(float64(acquire)*1e9/c.count)))
+}
+
+type warmUpRateLimiterController struct {
+	tokens *warmTokens
+	pacer  *pacer
+}
+
+func (c *warmUpRateLimiterController) Check(n *stat.Node, now int64, acquire int64, _ bool) Decision {
+	if c.tokens.count <= 0 {
+		return Decision{Blocked: true}
+	}
+	ms := now / nsPerMs
+	c.tokens.sync(ms, int64(n.PreviousPassQPS(ms)))
+	return c.pacer.take(now, int64(math.Round(float64(acquire)*1e9/c.tokens.rate())))
+}

@@ -1,0 +1,71 @@
+package core
+
+import (
+	"errors"
+	"sync"
+)
+
+// Property holds a value that changes over time and tells its listeners
+// about every change: Sentinel's SentinelProperty, the link between a
+// datasource (which calls Set) and a [RuleManager] (which listens).
+//
+// Set and Listen are serialised, so listeners see values in the order they
+// were set, each exactly once. A listener must not call Set or Listen on the
+// same property. The zero value is not usable: create one with
+// [NewProperty].
+type Property[T any] struct {
+	mu        sync.Mutex
+	value     T
+	has       bool
+	listeners map[uint64]func(T) error
+	next      uint64
+}
+
+// NewProperty returns a property with no value and no listeners.
+func NewProperty[T any]() *Property[T] {
+	return &Property[T]{listeners: make(map[uint64]func(T) error)}
+}
+
+// Set stores v and calls every listener with it. It returns the listeners'
+// errors, joined; the value is stored regardless, since each listener
+// decides for itself what to keep (a RuleManager keeps its previous rules
+// when v does not validate).
+func (p *Property[T]) Set(v T) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.value, p.has = v, true
+	var errs []error
+	for _, fn := range p.listeners {
+		if err := fn(v); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Get returns the current value and whether one was ever set.
+func (p *Property[T]) Get() (T, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.value, p.has
+}
+
+// Listen adds fn, calls it at once with the current value if there is one,
+// and returns a function that removes it. The first call's error is not
+// returned: a listener that cares reports it itself (a RuleManager records
+// it and keeps its rules).
+func (p *Property[T]) Listen(fn func(T) error) (cancel func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	id := p.next
+	p.next++
+	p.listeners[id] = fn
+	if p.has {
+		_ = fn(p.value)
+	}
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		delete(p.listeners, id)
+	}
+}

@@ -1,0 +1,21 @@
+// Package stat holds bulwark's sliding-window statistics: a ring of time
+// buckets (Sentinel's LeapArray) and the nodes built on it.
+//
+// A [Window] splits an interval into sampleCount buckets of equal length.
+// A write finds its bucket from the timestamp; a bucket left over from an
+// older round of the ring is reset and reused by whichever writer gets there
+// first (a compare-and-swap on the bucket's start, never a global lock).
+// Reads sum the buckets whose start lies within the interval, so a read at
+// time t covers (t-interval, t] rounded to whole buckets, exactly as
+// Sentinel's LeapArray does.
+//
+// A [Node] is the statistics of one resource (Sentinel's ClusterNode), of a
+// (resource, origin) pair, of a (context, resource) pair, or the engine-wide
+// inbound total: a second window (2 × 500 ms by default), the current
+// concurrency, and a minute window (60 × 1 s) that is created on first use
+// (see [Node.Minute]) so that a resource nobody looks at by the minute costs
+// two buckets, not sixty.
+//
+// Time is always passed in, in milliseconds on the caller's clock: this
+// package never reads a clock.
+package stat

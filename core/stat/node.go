@@ -1,0 +1,139 @@
+package stat
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Default window shapes, as Sentinel's.
+const (
+	SecondSampleCount = 2
+	SecondIntervalMs  = 1000
+	MinuteSampleCount = 60
+	MinuteIntervalMs  = 60_000
+)
+
+// Node is the statistics of one resource, origin, chain or the inbound
+// total: a second window, the current concurrency, and a minute window that
+// exists only once someone asked for it.
+//
+// Writers call [Node.AddPass], [Node.AddBlock], [Node.AddCompletion] and
+// [Node.Exit]; readers call the rate methods. Everything is lock-free.
+type Node struct {
+	second      *Window
+	concurrency atomic.Int64
+	minute      atomic.Pointer[Window]
+	minuteOnce  sync.Once
+}
+
+// NewNode returns a node with a second window of 2 × 500 ms that accepts
+// reservations from prioritized entries (see [Window.Borrow]).
+func NewNode() *Node {
+	w := NewWindow(SecondSampleCount, SecondIntervalMs)
+	w.EnableBorrow()
+	return &Node{second: w}
+}
+
+// Second returns the node's second window.
+func (n *Node) Second() *Window { return n.second }
+
+// Minute returns the node's minute window (60 × 1 s), creating it on first
+// call. From then on every write also lands in it. A node that nobody asks
+// for its minute statistics never pays for sixty buckets.
+func (n *Node) Minute() *Window {
+	if w := n.minute.Load(); w != nil {
+		return w
+	}
+	n.minuteOnce.Do(func() { n.minute.Store(NewWindow(MinuteSampleCount, MinuteIntervalMs)) })
+	return n.minute.Load()
+}
+
+func (n *Node) add(now int64, e Event, v int64) {
+	n.second.Add(now, e, v)
+	if m := n.minute.Load(); m != nil {
+		m.Add(now, e, v)
+	}
+}
+
+// AddPass records count admitted entries and raises the concurrency.
+func (n *Node) AddPass(now int64, count int64) {
+	n.add(now, Pass, count)
+	n.concurrency.Add(1)
+}
+
+// AddBlock records count rejected entries.
+func (n *Node) AddBlock(now int64, count int64) { n.add(now, Block, count) }
+
+// AddOccupied records count prioritized entries admitted into the future
+// bucket that starts at start.
+func (n *Node) AddOccupied(now, start int64, count int64) {
+	n.second.Borrow(start, count)
+	n.add(now, OccupiedPass, count)
+}
+
+// AddCompletion records count completed entries that took rt ms, and
+// whether they failed.
+func (n *Node) AddCompletion(now int64, count int64, rt int64, failed bool) {
+	n.second.Add(now, Success, count)
+	n.second.AddRT(now, rt)
+	if failed {
+		n.second.Add(now, Exception, count)
+	}
+	if m := n.minute.Load(); m != nil {
+		m.Add(now, Success, count)
+		m.AddRT(now, rt)
+		if failed {
+			m.Add(now, Exception, count)
+		}
+	}
+}
+
+// Exit lowers the concurrency after an admitted entry completed.
+func (n *Node) Exit() { n.concurrency.Add(-1) }
+
+// Concurrency returns the number of admitted entries not yet completed.
+func (n *Node) Concurrency() int64 { return n.concurrency.Load() }
+
+func (n *Node) perSecond(now int64, e Event) float64 {
+	return float64(n.second.Sum(now, e)) * 1000 / float64(n.second.intervalMs)
+}
+
+// PassQPS returns admitted entries per second over the second window.
+func (n *Node) PassQPS(now int64) float64 { return n.perSecond(now, Pass) }
+
+// BlockQPS returns rejected entries per second over the second window.
+func (n *Node) BlockQPS(now int64) float64 { return n.perSecond(now, Block) }
+
+// SuccessQPS returns completed entries per second over the second window.
+func (n *Node) SuccessQPS(now int64) float64 { return n.perSecond(now, Success) }
+
+// ExceptionQPS returns failed entries per second over the second window.
+func (n *Node) ExceptionQPS(now int64) float64 { return n.perSecond(now, Exception) }
+
+// AvgRT returns the mean response time in ms over the second window, 0 when
+// nothing completed.
+func (n *Node) AvgRT(now int64) float64 {
+	s := n.second.Sum(now, Success)
+	if s == 0 {
+		return 0
+	}
+	return float64(n.second.Sum(now, RT)) / float64(s)
+}
+
+// MinRT returns the smallest response time in ms over the second window, or
+// def when nothing completed.
+func (n *Node) MinRT(now int64, def int64) int64 { return n.second.MinRT(now, def) }
+
+// MaxSuccessQPS returns the highest per-bucket success count scaled to a
+// second (Sentinel's maxSuccessQps, used by the BBR check).
+func (n *Node) MaxSuccessQPS(now int64) float64 {
+	return float64(n.second.MaxBucket(now, Success)) * 1000 / float64(n.second.bucketMs)
+}
+
+// PreviousPassQPS returns the passes of the previous whole second, read from
+// the minute window (Sentinel's previousPassQps). It creates the minute
+// window on first call.
+func (n *Node) PreviousPassQPS(now int64) float64 {
+	m := n.Minute()
+	return float64(m.Previous(now, Pass)) * 1000 / float64(m.bucketMs)
+}
