@@ -1,0 +1,195 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+)
+
+// dockerClient is the Docker client shared by the test binary, or the reason there is none.
+var dockerClient = sync.OnceValues(func() (*testcontainers.DockerClient, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("docker daemon does not answer: %w", err)
+	}
+	return cli, nil
+})
+
+var imagePresent sync.Map // image name -> bool
+
+// dockerImagePresent reports whether a Docker daemon answers and has image locally.
+func dockerImagePresent(image string) bool {
+	if v, ok := imagePresent.Load(image); ok {
+		return v.(bool)
+	}
+	ok := false
+	if cli, err := dockerClient(); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := cli.ImageInspect(ctx, image)
+		cancel()
+		ok = err == nil
+	}
+	imagePresent.Store(image, ok)
+	return ok
+}
+
+// containerSpec describes a server container. The command must work both in the official
+// image and in the plain Debian image built by .ci/image.sh.
+type containerSpec struct {
+	kind       string
+	image      string
+	imageEnv   string // the variable naming the image, for messages
+	port       int    // the server's port inside the container
+	entrypoint []string
+	files      []testcontainers.ContainerFile
+	// ready probes the server at addr (127.0.0.1:hostPort).
+	ready func(ctx context.Context, addr string) error
+}
+
+// containerBackend runs a server in a container published on a fixed host port.
+type containerBackend struct {
+	spec containerSpec
+	addr string
+	cli  *testcontainers.DockerClient
+	c    *testcontainers.DockerContainer
+}
+
+// startContainer starts the container and waits until its server is ready. It skips the
+// test when Docker or the image is not available.
+func startContainer(t testing.TB, spec containerSpec) (*containerBackend, string) {
+	t.Helper()
+	cli, err := dockerClient()
+	if err != nil {
+		unavailable(t, "%s in docker mode: %v; start a Docker daemon or set %s=local", spec.kind, err, EnvMode)
+	}
+	hostPort, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", hostPort)
+	ctrPort := network.MustParsePort(fmt.Sprintf("%d/tcp", spec.port))
+
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	req := testcontainers.GenericContainerRequest{
+		ContainerRequest: testcontainers.ContainerRequest{
+			Image:        spec.image,
+			Entrypoint:   spec.entrypoint,
+			ExposedPorts: []string{ctrPort.String()},
+			Files:        spec.files,
+			Labels:       map[string]string{"org.bulwark-go.integration": spec.kind, "org.bulwark-go.integration.pid": strconv.Itoa(os.Getpid())},
+			HostConfigModifier: func(hc *container.HostConfig) {
+				// A fixed host port on loopback: the address survives stop and start.
+				hc.PortBindings = network.PortMap{ctrPort: {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(hostPort)}}}
+			},
+		},
+		Started: true,
+		Logger:  tclog.TestLogger(t),
+	}
+	present := dockerImagePresent(spec.image)
+	ctr, err := testcontainers.GenericContainer(ctx, req)
+	c, _ := ctr.(*testcontainers.DockerContainer)
+	if err != nil {
+		if c != nil {
+			b := &containerBackend{spec: spec, addr: addr, cli: cli, c: c}
+			failStart(t, spec.kind, b, err)
+		}
+		if !present {
+			unavailable(t, "%s in docker mode: image %s is not present and could not be pulled: %v; "+
+				"build a local image with .ci/image.sh and set %s=bulwark-it:bookworm, or set %s=local",
+				spec.kind, spec.image, err, spec.imageEnv, EnvMode)
+		}
+		t.Fatalf("start %s container from %s: %v", spec.kind, spec.image, err)
+	}
+	b := &containerBackend{spec: spec, addr: addr, cli: cli, c: c}
+	if err := b.waitReady(ctx); err != nil {
+		failStart(t, spec.kind, b, err)
+	}
+	return b, addr
+}
+
+func (b *containerBackend) waitReady(ctx context.Context) error {
+	return poll(ctx, 100*time.Millisecond, func(ctx context.Context) error {
+		st, err := b.c.State(ctx)
+		if err != nil {
+			return fmt.Errorf("inspect container: %w", err)
+		}
+		if !st.Running {
+			return permanentError{fmt.Errorf("container exited with code %d", st.ExitCode)}
+		}
+		return b.spec.ready(ctx, b.addr)
+	})
+}
+
+func (b *containerBackend) start(ctx context.Context) error {
+	if err := b.c.Start(ctx); err != nil {
+		return err
+	}
+	return b.waitReady(ctx)
+}
+
+func (b *containerBackend) stop(ctx context.Context) error {
+	if _, err := b.cli.ContainerKill(ctx, b.c.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+		return fmt.Errorf("docker kill: %w", err)
+	}
+	return poll(ctx, 50*time.Millisecond, func(ctx context.Context) error {
+		st, err := b.c.State(ctx)
+		if err != nil {
+			return err
+		}
+		if st.Running {
+			return fmt.Errorf("container still running")
+		}
+		return nil
+	})
+}
+
+func (b *containerBackend) pause(ctx context.Context) error {
+	if _, err := b.cli.ContainerPause(ctx, b.c.GetContainerID(), client.ContainerPauseOptions{}); err != nil {
+		return fmt.Errorf("docker pause: %w", err)
+	}
+	return nil
+}
+
+func (b *containerBackend) resume(ctx context.Context) error {
+	if _, err := b.cli.ContainerUnpause(ctx, b.c.GetContainerID(), client.ContainerUnpauseOptions{}); err != nil {
+		return fmt.Errorf("docker unpause: %w", err)
+	}
+	return nil
+}
+
+func (b *containerBackend) close(ctx context.Context) error {
+	return b.c.Terminate(ctx, testcontainers.StopTimeout(0))
+}
+
+func (b *containerBackend) logTail(ctx context.Context, lines int) string {
+	rc, err := b.c.Logs(ctx)
+	if err != nil {
+		return fmt.Sprintf("(no container log: %v)", err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil && len(data) == 0 {
+		return fmt.Sprintf("(read container log: %v)", err)
+	}
+	return tailLines(strings.ReplaceAll(string(data), "\r\n", "\n"), lines)
+}
