@@ -1,0 +1,56 @@
+package authority
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Strategy says what listed origins get: Java's AUTHORITY_WHITE / BLACK.
+type Strategy int
+
+// Strategies. The zero value is White, as Java's constant 0 and default.
+const (
+	// White admits only the origins listed in LimitApp.
+	White Strategy = 0
+	// Black blocks the origins listed in LimitApp.
+	Black Strategy = 1
+)
+
+func (s Strategy) String() string {
+	switch s {
+	case White:
+		return "white"
+	case Black:
+		return "black"
+	}
+	return fmt.Sprintf("Strategy(%d)", int(s))
+}
+
+// Rule is an origin authority rule, Java Sentinel's AuthorityRule.
+type Rule struct {
+	// Resource is the name passed to Enter.
+	Resource string
+	// LimitApp is a comma-separated list of origins (see core.WithOrigin);
+	// spaces around names are not trimmed, as in Java.
+	LimitApp string
+	// Strategy says whether the list admits or blocks.
+	Strategy Strategy
+}
+
+// Validate reports every problem of the rule, each as "field: problem",
+// joined: what Java's AuthorityRuleManager.isValidRule checks (resource
+// and limitApp non-blank) and an unknown strategy.
+func (r Rule) Validate() error {
+	var errs []error
+	if strings.TrimSpace(r.Resource) == "" {
+		errs = append(errs, errors.New("resource: must not be empty"))
+	}
+	if strings.TrimSpace(r.LimitApp) == "" {
+		errs = append(errs, errors.New("limitApp: must list at least one origin (comma-separated)"))
+	}
+	if r.Strategy != White && r.Strategy != Black {
+		errs = append(errs, fmt.Errorf("strategy: must be 0 (white) or 1 (black), got %d", int(r.Strategy)))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,142 @@
+package circuitbreaker
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Grade is the strategy a breaker uses to decide that a resource is
+// failing: Java's DEGRADE_GRADE_* constants, plus AvgRT.
+type Grade int
+
+// Grades. The zero value is SlowRequestRatio, as Java's constant 0 and
+// Java's default.
+const (
+	// SlowRequestRatio opens the breaker when the ratio of calls slower
+	// than Count ms exceeds SlowRatioThreshold (Java DEGRADE_GRADE_RT).
+	SlowRequestRatio Grade = 0
+	// ErrorRatio opens the breaker when the ratio of failed calls exceeds
+	// Count, a number in [0, 1] (Java DEGRADE_GRADE_EXCEPTION_RATIO).
+	ErrorRatio Grade = 1
+	// ErrorCount opens the breaker when the number of failed calls in the
+	// statistic interval exceeds Count (Java DEGRADE_GRADE_EXCEPTION_COUNT).
+	ErrorCount Grade = 2
+	// AvgRT is the average-RT strategy of Sentinel before 1.8: when the
+	// average RT of the last second reaches Count ms, RTSlowRequestAmount
+	// more calls pass and then the breaker opens for TimeWindow seconds.
+	// Java 1.8 has no such grade; 100 is outside Java's 0–2 so that it can
+	// never be mistaken for one. Documents may write 100 or "avgRt".
+	AvgRT Grade = 100
+)
+
+func (g Grade) String() string {
+	switch g {
+	case SlowRequestRatio:
+		return "slowRequestRatio"
+	case ErrorRatio:
+		return "errorRatio"
+	case ErrorCount:
+		return "errorCount"
+	case AvgRT:
+		return "avgRt"
+	}
+	return fmt.Sprintf("Grade(%d)", int(g))
+}
+
+// Origins with a meaning of their own in LimitApp.
+const (
+	LimitAppDefault = "default" // every caller; "" means the same
+)
+
+// DefaultRTSlowRequestAmount is the number of calls AvgRT lets pass while
+// the average RT is too high, when RTSlowRequestAmount is 0 (Sentinel's
+// DEGRADE_DEFAULT_SLOW_REQUEST_AMOUNT).
+const DefaultRTSlowRequestAmount = 5
+
+// Rule is a circuit-breaking rule, Java Sentinel's DegradeRule field for
+// field, plus RTSlowRequestAmount of the pre-1.8 average-RT strategy.
+//
+// The zero value of every field is Java's zero value, not Java's default:
+// MinRequestAmount and StatIntervalMs 0 are invalid, and SlowRatioThreshold
+// 0 opens a slow-ratio breaker on the first slow call. The converter
+// applies Java's defaults (minRequestAmount 5, statIntervalMs 1000,
+// slowRatioThreshold 1.0, limitApp "default") to fields a document leaves
+// out.
+type Rule struct {
+	// Resource is the name passed to Enter.
+	Resource string
+	// LimitApp is the caller origin the rule applies to; Java 1.8 ignores
+	// it for degrade rules, and "default" (or "") means every caller.
+	LimitApp string
+	// Grade selects the strategy.
+	Grade Grade
+	// Count is the threshold: the maximum RT in ms for SlowRequestRatio
+	// and AvgRT, a ratio in [0, 1] for ErrorRatio, a number of errors for
+	// ErrorCount.
+	Count float64
+	// TimeWindow is how long the breaker stays open, in seconds, before a
+	// probe call is let through (AvgRT: before the check starts over).
+	TimeWindow int
+	// MinRequestAmount is the number of calls in the statistic interval
+	// below which the breaker does not open (Java default 5).
+	MinRequestAmount int
+	// SlowRatioThreshold is the ratio of slow calls, in [0, 1], above which
+	// a SlowRequestRatio breaker opens (Java default 1.0).
+	SlowRatioThreshold float64
+	// StatIntervalMs is the length of the statistic interval in ms (Java
+	// default 1000).
+	StatIntervalMs int
+	// RTSlowRequestAmount is, for AvgRT, how many calls pass while the
+	// average RT is at or above Count before the breaker opens; 0 means
+	// DefaultRTSlowRequestAmount. Other grades ignore it.
+	RTSlowRequestAmount int
+}
+
+// Validate reports every problem of the rule, each as "field: problem",
+// joined. It checks what Java's DegradeRuleManager.isValidRule checks, and
+// also what Java lets through: unknown grades, NaN or infinite numbers, a
+// negative RTSlowRequestAmount.
+func (r Rule) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{field}, args...)...))
+	}
+	if strings.TrimSpace(r.Resource) == "" {
+		bad("resource", "must not be empty")
+	}
+	switch {
+	case math.IsNaN(r.Count) || math.IsInf(r.Count, 0):
+		bad("count", "must be a finite number")
+	case r.Count < 0:
+		bad("count", "must be >= 0")
+	case r.Grade == ErrorRatio && r.Count > 1:
+		bad("count", "must be a ratio in [0, 1] for grade %s, got %g", r.Grade, r.Count)
+	}
+	if r.TimeWindow <= 0 {
+		bad("timeWindow", "must be > 0 (seconds)")
+	}
+	if r.MinRequestAmount <= 0 {
+		bad("minRequestAmount", "must be > 0")
+	}
+	if r.StatIntervalMs <= 0 {
+		bad("statIntervalMs", "must be > 0 (ms)")
+	}
+	switch r.Grade {
+	case SlowRequestRatio:
+		if math.IsNaN(r.SlowRatioThreshold) || r.SlowRatioThreshold < 0 || r.SlowRatioThreshold > 1 {
+			bad("slowRatioThreshold", "must be a ratio in [0, 1] for grade %s, got %g", r.Grade, r.SlowRatioThreshold)
+		}
+	case ErrorRatio, ErrorCount, AvgRT:
+		if math.IsNaN(r.SlowRatioThreshold) || math.IsInf(r.SlowRatioThreshold, 0) {
+			bad("slowRatioThreshold", "must be a finite number")
+		}
+	default:
+		bad("grade", "must be 0 (slowRequestRatio), 1 (errorRatio), 2 (errorCount) or 100 (avgRt), got %d", int(r.Grade))
+	}
+	if r.RTSlowRequestAmount < 0 {
+		bad("rtSlowRequestAmount", "must be >= 0 (0 means %d)", DefaultRTSlowRequestAmount)
+	}
+	return errors.Join(errs...)
+}

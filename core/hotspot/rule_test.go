@@ -1,0 +1,105 @@
+package hotspot
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func valid() Rule {
+	return Rule{Resource: "r", LimitApp: "default", Grade: GradeQPS, ParamIdx: 0, Count: 10, DurationInSec: 1,
+		ParamFlowItemList: []ParamFlowItem{{Object: "42", Count: 100, ClassType: "int"}}}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Rule)
+		want []string
+	}{
+		{"valid", func(*Rule) {}, nil},
+		{"thread grade, negative index", func(r *Rule) { r.Grade, r.ParamIdx = GradeThread, -1 }, nil},
+		{"rate limiter", func(r *Rule) { r.ControlBehavior, r.MaxQueueingTimeMs = RateLimiter, 100 }, nil},
+		{"cluster", func(r *Rule) { r.ClusterMode, r.ClusterConfig.FlowID = true, 7 }, nil},
+		{"blank resource", func(r *Rule) { r.Resource = "" }, []string{"resource: must not be empty"}},
+		{"bad grade", func(r *Rule) { r.Grade = 2 }, []string{"grade: must be 0 (thread) or 1 (QPS), got 2"}},
+		{"negative count", func(r *Rule) { r.Count = -1 }, []string{"count: must be >= 0"}},
+		{"NaN count", func(r *Rule) { r.Count = math.NaN() }, []string{"count: must be a finite number"}},
+		{"warm-up behavior", func(r *Rule) { r.ControlBehavior = 1 }, []string{"controlBehavior: must be 0 (reject) or 2 (rateLimiter), got 1"}},
+		{"negative queueing", func(r *Rule) { r.MaxQueueingTimeMs = -1 }, []string{"maxQueueingTimeMs: must be >= 0"}},
+		{"negative burst", func(r *Rule) { r.BurstCount = -1 }, []string{"burstCount: must be >= 0"}},
+		{"zero duration", func(r *Rule) { r.DurationInSec = 0 }, []string{"durationInSec: must be > 0"}},
+		{"item object not int", func(r *Rule) { r.ParamFlowItemList[0].Object = "x" }, []string{`paramFlowItemList[0].object: "x" is not a 32-bit integer (int)`}},
+		{"item negative count", func(r *Rule) { r.ParamFlowItemList[0].Count = -2 }, []string{"paramFlowItemList[0].count: must be >= 0"}},
+		{"item unknown class", func(r *Rule) { r.ParamFlowItemList[0].ClassType = "java.util.Date" }, []string{"unknown class type"}},
+		{"cluster without flow id", func(r *Rule) { r.ClusterMode = true }, []string{"clusterConfig.flowId: must be > 0"}},
+		{"zero value", func(r *Rule) { *r = Rule{} }, []string{"resource", "durationInSec"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := valid()
+			tt.edit(&r)
+			err := r.Validate()
+			if len(tt.want) == 0 {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Len(t, err.(interface{ Unwrap() []error }).Unwrap(), len(tt.want), "problems: %v", err)
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		object, class string
+		want          any
+		ok            bool
+	}{
+		{"7", "int", int64(7), true},
+		{"-7", "java.lang.Integer", int64(-7), true},
+		{"3000000000", "int", nil, false},
+		{"3000000000", "long", int64(3000000000), true},
+		{"9", "java.lang.Long", int64(9), true},
+		{"127", "byte", int64(127), true},
+		{"128", "java.lang.Byte", nil, false},
+		{"-32768", "short", int64(-32768), true},
+		{"40000", "java.lang.Short", nil, false},
+		{"1.5", "double", 1.5, true},
+		{"2.5", "java.lang.Float", 2.5, true},
+		{"x", "float", nil, false},
+		{"TRUE", "boolean", true, true},
+		{"false", "java.lang.Boolean", false, true},
+		{"yes", "boolean", nil, false},
+		{"a", "char", 'a', true},
+		{"é", "java.lang.Character", 'é', true},
+		{"ab", "char", nil, false},
+		{"", "char", nil, false},
+		{"any text", "String", "any text", true},
+		{"x", "java.lang.String", "x", true},
+		{"x", "", "x", true},
+		{"x", "Date", nil, false},
+	}
+	for _, tt := range tests {
+		got, err := ParamFlowItem{Object: tt.object, ClassType: tt.class}.Parse()
+		if !tt.ok {
+			assert.Error(t, err, "%q as %s", tt.object, tt.class)
+			continue
+		}
+		require.NoError(t, err, "%q as %s", tt.object, tt.class)
+		assert.Equal(t, tt.want, got, "%q as %s", tt.object, tt.class)
+	}
+}
+
+func TestStrings(t *testing.T) {
+	assert.Equal(t, "QPS", GradeQPS.String())
+	assert.Equal(t, "thread", GradeThread.String())
+	assert.Equal(t, "reject", Reject.String())
+	assert.Equal(t, "rateLimiter", RateLimiter.String())
+	assert.Equal(t, "ControlBehavior(1)", ControlBehavior(1).String())
+}
