@@ -1,0 +1,66 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+func newRedisClient(t *testing.T, opt *redis.Options) *redis.Client {
+	opt.DialTimeout = time.Second
+	opt.ReadTimeout = time.Second
+	opt.WriteTimeout = time.Second
+	opt.MaxRetries = -1
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestRedis(t *testing.T) {
+	srv := StartRedis(t)
+	t.Logf("redis in %s mode at %s", srv.Mode(), srv.Addr())
+	c := newRedisClient(t, &redis.Options{Addr: srv.Addr()})
+	lifecycle(t, srv,
+		func(ctx context.Context, v string) error { return c.Set(ctx, "k", v, 0).Err() },
+		func(ctx context.Context) (string, error) { return c.Get(ctx, "k").Result() })
+}
+
+func TestRedisTLS(t *testing.T) {
+	srv := StartRedis(t, WithTLS(nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	c := newRedisClient(t, &redis.Options{Addr: srv.Addr(), TLSConfig: srv.TLS()})
+	require.NoError(t, c.Set(ctx, "k", "secret", 0).Err())
+	require.Equal(t, "secret", c.Get(ctx, "k").Val())
+
+	plain := newRedisClient(t, &redis.Options{Addr: srv.Addr()})
+	require.Error(t, plain.Ping(ctx).Err(), "a plain-text client is refused")
+
+	noCert := srv.TLS()
+	noCert.Certificates = nil
+	anon := newRedisClient(t, &redis.Options{Addr: srv.Addr(), TLSConfig: noCert})
+	require.Error(t, anon.Ping(ctx).Err(), "a client without certificate is refused")
+}
+
+func TestRedisACL(t *testing.T) {
+	srv := StartRedis(t, WithRedisArgs(
+		"--user", "default", "off",
+		"--user", "alice", "on", ">pw", "~*", "&*", "+@all",
+	))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	alice := newRedisClient(t, &redis.Options{Addr: srv.Addr(), Username: "alice", Password: "pw"})
+	require.NoError(t, alice.Set(ctx, "k", "v", 0).Err())
+	require.Equal(t, "v", alice.Get(ctx, "k").Val())
+
+	wrong := newRedisClient(t, &redis.Options{Addr: srv.Addr(), Username: "alice", Password: "nope"})
+	require.Error(t, wrong.Get(ctx, "k").Err(), "wrong password")
+
+	anon := newRedisClient(t, &redis.Options{Addr: srv.Addr()})
+	require.Error(t, anon.Get(ctx, "k").Err(), "the default user is off")
+}
