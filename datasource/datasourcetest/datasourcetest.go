@@ -1,0 +1,592 @@
+package datasourcetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/bulwark-go/bulwark/datasource"
+)
+
+// Harness describes a backend to Run.
+type Harness struct {
+	// New returns a fresh Backend on a fresh key (file, node, ...) that no
+	// other case uses. Register cleanups with t.Cleanup. Required.
+	New func(t *testing.T) Backend
+	// Timeout bounds every wait for a condition (default 10 s). Waits end as
+	// soon as the condition holds; the timeout only fails a stuck case.
+	Timeout time.Duration
+	// Options are added to every Readable and Writable the suite makes
+	// (after its own, so they win), e.g. a longer backoff for a slow server.
+	Options []datasource.Option
+	// IgnoreGoroutines lists goroutines that the backend's shared client
+	// runs and that outlive a Source (goleak options), for the leak check.
+	IgnoreGoroutines []goleak.Option
+}
+
+// Backend is one fresh document in the backend under test.
+type Backend struct {
+	// Source reads the document. If it is a datasource.Watcher the suite
+	// checks push delivery; if it is a datasource.Sink, write-back.
+	Source datasource.Source
+	// Put stores data as the document, the way another client would (not
+	// through Source). Required.
+	Put func(ctx context.Context, data []byte) error
+	// Delete removes the document, the way another client would. Required.
+	Delete func(ctx context.Context) error
+	// Fault, if not nil, breaks and restores the connection of Source (not
+	// that of Put and Delete) for the reconnect and resync cases.
+	Fault *Fault
+}
+
+// Fault breaks and restores a Source's connection to its server.
+type Fault struct {
+	// Disconnect cuts the Source off (stop its proxy, kill its session...)
+	// and returns once reads through Source fail or block.
+	Disconnect func(t *testing.T)
+	// Reconnect undoes Disconnect.
+	Reconnect func(t *testing.T)
+}
+
+// Run runs the conformance suite against h, one subtest per case. Every
+// case that needs a capability the backend lacks (Watcher, Sink, Fault) is
+// skipped with a message.
+func Run(t *testing.T, h Harness) {
+	t.Helper()
+	require.NotNil(t, h.New, "Harness.New is required")
+	if h.Timeout <= 0 {
+		h.Timeout = 10 * time.Second
+	}
+	s := suite{h: h}
+	cases := []struct {
+		name string
+		fn   func(*testing.T)
+	}{
+		{"FirstReadPresent", s.firstReadPresent},
+		{"FirstReadMissing", s.firstReadMissing},
+		{"UpdateThroughWatch", s.updateThroughWatch},
+		{"UpdateThroughPoll", s.updateThroughPoll},
+		{"BurstLatestWins", s.burstLatestWins},
+		{"EmptyDocumentClears", s.emptyDocumentClears},
+		{"DeleteClears", s.deleteClears},
+		{"DeleteKeptWithOption", s.deleteKept},
+		{"Recreate", s.recreate},
+		{"UndecodableKeepsLastGood", s.undecodableKeepsLastGood},
+		{"InvalidKeepsLastGood", s.invalidKeepsLastGood},
+		{"WriteRoundTrip", s.writeRoundTrip},
+		{"WriteCreate", s.writeCreate},
+		{"WriteConflict", s.writeConflict},
+		{"SinkConflictOneWinner", s.sinkConflictOneWinner},
+		{"UpdateConcurrentLosesNothing", s.updateConcurrent},
+		{"CloseWaitsNoLeak", s.closeWaits},
+		{"ReconnectResync", s.reconnectResync},
+	}
+	for _, c := range cases {
+		t.Run(c.name, c.fn)
+	}
+}
+
+type suite struct{ h Harness }
+
+// ---- the document type of the suite: a JSON array of strings ----
+
+type doc = []string
+
+type codec struct{}
+
+func (codec) Convert(data []byte) (doc, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var d doc
+	if err := dec.Decode(&d); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	if d == nil {
+		return nil, errors.New("decode: want a JSON array")
+	}
+	return d, nil
+}
+
+func (codec) Encode(d doc) ([]byte, error) {
+	if d == nil {
+		d = doc{}
+	}
+	return json.Marshal(d)
+}
+
+func enc(d ...string) []byte {
+	b, _ := codec{}.Encode(doc(d))
+	return b
+}
+
+// errInvalid is what the suite's rule manager returns for a rule "invalid".
+var errInvalid = errors.New("rule \"invalid\" is not allowed")
+
+// manager stands for a RuleManager: it validates every value set on the
+// property, keeps the last valid one, and returns an error for others.
+type manager struct {
+	mu    sync.Mutex
+	rules doc
+	has   bool
+}
+
+func (m *manager) listen(v doc) error {
+	if slices.Contains(v, "invalid") {
+		return errInvalid
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rules, m.has = slices.Clone(v), true
+	return nil
+}
+
+func (m *manager) get() (doc, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.rules, m.has
+}
+
+// ---- helpers ----
+
+func (s suite) ctx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 4*s.h.Timeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// readable starts a Readable over src with the suite's fast timings.
+func (s suite) readable(t *testing.T, src datasource.Source, m *manager, opts ...datasource.Option) *datasource.Readable[doc] {
+	t.Helper()
+	all := []datasource.Option{
+		datasource.WithName(t.Name()),
+		datasource.WithPollInterval(20 * time.Millisecond),
+		datasource.WithReconcileInterval(time.Hour), // pushes must arrive by themselves
+		datasource.WithBackoff(10*time.Millisecond, 200*time.Millisecond),
+	}
+	all = append(all, opts...)
+	all = append(all, s.h.Options...)
+	r := datasource.NewReadable[doc](src, codec{}, all...)
+	if m != nil {
+		r.Property().Listen(m.listen)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+func (s suite) writable(t *testing.T, b Backend, opts ...datasource.Option) *datasource.Writable[doc] {
+	t.Helper()
+	sink, ok := b.Source.(datasource.Sink)
+	if !ok {
+		t.Skipf("%T is not a datasource.Sink", b.Source)
+	}
+	all := append([]datasource.Option{datasource.WithName(t.Name()), datasource.WithUpdateAttempts(100)}, opts...)
+	all = append(all, s.h.Options...)
+	return datasource.NewWritable[doc](sink, codec{}, all...)
+}
+
+func (s suite) eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	require.Eventually(t, cond, s.h.Timeout, 2*time.Millisecond, "waited %v for %s", s.h.Timeout, what)
+}
+
+func (s suite) waitRules(t *testing.T, m *manager, want doc) {
+	t.Helper()
+	s.eventually(t, fmt.Sprintf("rules %q", want), func() bool {
+		got, ok := m.get()
+		return ok && slices.Equal(got, want) && (got == nil) == (want == nil)
+	})
+}
+
+func (s suite) waitProperty(t *testing.T, r *datasource.Readable[doc], want doc) {
+	t.Helper()
+	s.eventually(t, fmt.Sprintf("property %q", want), func() bool {
+		got, ok := r.Property().Get()
+		return ok && slices.Equal(got, want) && (got == nil) == (want == nil)
+	})
+}
+
+func (s suite) put(t *testing.T, b Backend, data []byte) {
+	t.Helper()
+	require.NoError(t, b.Put(s.ctx(t), data), "Backend.Put")
+}
+
+func (s suite) del(t *testing.T, b Backend) {
+	t.Helper()
+	require.NoError(t, b.Delete(s.ctx(t)), "Backend.Delete")
+}
+
+// noWatch hides a Source's Watcher and Sink, leaving a polled Source.
+type noWatch struct{ datasource.Source }
+
+// ---- cases ----
+
+func (s suite) firstReadPresent(t *testing.T) {
+	b := s.h.New(t)
+	s.put(t, b, enc("a", "b"))
+	m := &manager{}
+	r := s.readable(t, b.Source, m)
+	require.NoError(t, r.Start(s.ctx(t)))
+	got, ok := m.get()
+	require.True(t, ok, "Start returned before the first value was applied")
+	assert.Equal(t, doc{"a", "b"}, got)
+	st := r.Status()
+	assert.NotEmpty(t, st.Revision)
+	assert.False(t, st.AppliedAt.IsZero())
+	assert.False(t, st.Missing)
+	assert.False(t, st.FromCache)
+	assert.NoError(t, st.Err)
+	assert.Zero(t, st.Failures)
+}
+
+func (s suite) firstReadMissing(t *testing.T) {
+	b := s.h.New(t)
+	m := &manager{}
+	r := s.readable(t, b.Source, m)
+	require.NoError(t, r.Start(s.ctx(t)), "a missing document is not an error")
+	got, ok := m.get()
+	require.True(t, ok, "a missing document applies the zero value")
+	assert.Nil(t, got)
+	st := r.Status()
+	assert.True(t, st.Missing)
+	assert.NoError(t, st.Err)
+	assert.Empty(t, st.Revision)
+
+	s.put(t, b, enc("created"))
+	s.waitRules(t, m, doc{"created"})
+}
+
+func (s suite) updateThroughWatch(t *testing.T) {
+	b := s.h.New(t)
+	if _, ok := b.Source.(datasource.Watcher); !ok {
+		t.Skipf("%T is not a datasource.Watcher", b.Source)
+	}
+	s.put(t, b, enc("v1"))
+	m := &manager{}
+	// Polling and reconciling are an hour apart: only a push can deliver.
+	r := s.readable(t, b.Source, m, datasource.WithPollInterval(time.Hour))
+	require.NoError(t, r.Start(s.ctx(t)))
+	s.eventually(t, "the watch to be established", func() bool {
+		st := r.Status()
+		return st.Watching || errors.Is(st.WatchErr, datasource.ErrWatchUnsupported)
+	})
+	if err := r.Status().WatchErr; errors.Is(err, datasource.ErrWatchUnsupported) {
+		t.Skipf("the backend cannot watch here: %v", err)
+	}
+	for i := 2; i <= 5; i++ {
+		v := doc{fmt.Sprintf("v%d", i)}
+		s.put(t, b, enc(v...))
+		s.waitRules(t, m, v)
+	}
+	assert.NotEmpty(t, r.Status().Revision)
+}
+
+func (s suite) updateThroughPoll(t *testing.T) {
+	b := s.h.New(t)
+	s.put(t, b, enc("v1"))
+	m := &manager{}
+	r := s.readable(t, noWatch{b.Source}, m)
+	require.NoError(t, r.Start(s.ctx(t)))
+	assert.False(t, r.Status().Watching)
+	s.put(t, b, enc("v2"))
+	s.waitRules(t, m, doc{"v2"})
+}
+
+func (s suite) burstLatestWins(t *testing.T) {
+	b := s.h.New(t)
+	s.put(t, b, enc("start"))
+	m := &manager{}
+	r := s.readable(t, b.Source, m, datasource.WithReconcileInterval(100*time.Millisecond))
+	require.NoError(t, r.Start(s.ctx(t)))
+	var last doc
+	for i := range 50 {
+		last = doc{fmt.Sprintf("burst-%d", i)}
+		s.put(t, b, enc(last...))
+	}
+	s.waitRules(t, m, last)
+}
+
+func (s suite) emptyDocumentClears(t *testing.T) {
+	b := s.h.New(t)
+	s.put(t, b, enc("a"))
+	m := &manager{}
+	r := s.readable(t, b.Source, m)
+	require.NoError(t, r.Start(s.ctx(t)))
+	s.put(t, b, []byte("[]"))
+	s.waitRules(t, m, doc{})
+	assert.False(t, r.Status().Missing, "an empty document is not a missing one")
+}
+
+func (s suite) deleteClears(t *testing.T) {
+	b := s.h.New(t)
+	s.put(t, b, enc("a"))
+	m := &manager{}
+	r := s.readable(t, b.Source, m)
+	require.NoError(t, r.Start(s.ctx(t)))
+	s.del(t, b)
+	s.waitRules(t, m, nil)
+	st := r.Status()
+	assert.True(t, st.Missing)
+	assert.NoError(t, st.Err)
+	assert.Empty(t, st.Revision)
+}
+
+func (s suite) deleteKept(t *testing.T) {
+	b := s.h.New(t)
+	s.put(t, b, enc("keep"))
+	m := &manager{}
+	r := s.readable(t, b.Source, m, datasource.WithKeepOnMissing())
+	require.NoError(t, r.Start(s.ctx(t)))
+	s.del(t, b)
+	s.eventually(t, "the delete to be seen", func() bool { return r.Status().Missing })
+	got, _ := m.get()
+	assert.Equal(t, doc{"keep"}, got, "WithKeepOnMissing keeps the rules")
+	assert.NoError(t, r.Status().Err)
+	s.put(t, b, enc("back"))
+	s.waitRules(t, m, doc{"back"})
+	assert.False(t, r.Status().Missing)
+}
+
+func (s suite) recreate(t *testing.T) {
+	b := s.h.New(t)
+	s.put(t, b, enc("one"))
+	m := &manager{}
+	r := s.readable(t, b.Source, m)
+	require.NoError(t, r.Start(s.ctx(t)))
+	for range 3 {
+		s.del(t, b)
+		s.waitRules(t, m, nil)
+		s.put(t, b, enc("one")) // the same content again is a change after a delete
+		s.waitRules(t, m, doc{"one"})
+	}
+}
+
+func (s suite) undecodableKeepsLastGood(t *testing.T) {
+	b := s.h.New(t)
+	s.put(t, b, enc("good"))
+	m := &manager{}
+	r := s.readable(t, b.Source, m)
+	require.NoError(t, r.Start(s.ctx(t)))
+	good := r.Status().Revision
+
+	s.put(t, b, []byte(`{"not": "an array"`))
+	s.eventually(t, "the bad document to be rejected", func() bool { return r.Status().Err != nil })
+	st := r.Status()
+	assert.ErrorContains(t, st.Err, "decode")
+	assert.Equal(t, 1, st.Failures)
+	assert.Equal(t, good, st.Revision, "Status.Revision stays the applied one")
+	got, _ := m.get()
+	assert.Equal(t, doc{"good"}, got)
+	v, _ := r.Property().Get()
+	assert.Equal(t, doc{"good"}, v, "an undecodable document is not set on the property")
+
+	s.put(t, b, enc("better"))
+	s.waitRules(t, m, doc{"better"})
+	s.eventually(t, "the error to clear", func() bool { st := r.Status(); return st.Err == nil && st.Failures == 0 })
+}
+
+func (s suite) invalidKeepsLastGood(t *testing.T) {
+	b := s.h.New(t)
+	s.put(t, b, enc("good"))
+	m := &manager{}
+	r := s.readable(t, b.Source, m)
+	require.NoError(t, r.Start(s.ctx(t)))
+
+	s.put(t, b, enc("x", "invalid"))
+	s.eventually(t, "the invalid document to be rejected", func() bool { return r.Status().Err != nil })
+	st := r.Status()
+	assert.ErrorIs(t, st.Err, errInvalid, "Status.Err wraps the manager's error")
+	assert.Equal(t, 1, st.Failures)
+	got, _ := m.get()
+	assert.Equal(t, doc{"good"}, got)
+
+	s.put(t, b, enc("fixed"))
+	s.waitRules(t, m, doc{"fixed"})
+	s.eventually(t, "the error to clear", func() bool { return r.Status().Err == nil })
+}
+
+func (s suite) writeRoundTrip(t *testing.T) {
+	b := s.h.New(t)
+	s.put(t, b, enc("old"))
+	m := &manager{}
+	r := s.readable(t, b.Source, m)
+	require.NoError(t, r.Start(s.ctx(t)))
+	w := s.writable(t, b, datasource.WaitApplied(r, s.h.Timeout))
+
+	require.NoError(t, w.Write(s.ctx(t), doc{"new", "rules"}))
+	got, _ := m.get()
+	assert.Equal(t, doc{"new", "rules"}, got, "WaitApplied returns once the rules run")
+	snap, err := b.Source.Read(s.ctx(t))
+	require.NoError(t, err)
+	assert.JSONEq(t, `["new","rules"]`, string(snap.Data))
+	assert.Equal(t, snap.Revision, r.Status().Revision)
+
+	// A value the manager rejects is persisted but reported as not applied.
+	err = w.Write(s.ctx(t), doc{"invalid"})
+	require.ErrorIs(t, err, datasource.ErrNotApplied)
+	require.ErrorIs(t, err, errInvalid)
+	got, _ = m.get()
+	assert.Equal(t, doc{"new", "rules"}, got)
+}
+
+func (s suite) writeCreate(t *testing.T) {
+	b := s.h.New(t)
+	w := s.writable(t, b)
+	require.NoError(t, w.Write(s.ctx(t), doc{"created"}), "Write creates a missing document")
+	snap, err := b.Source.Read(s.ctx(t))
+	require.NoError(t, err)
+	require.False(t, snap.Missing)
+	assert.JSONEq(t, `["created"]`, string(snap.Data))
+
+	// Creating over a document that exists is a conflict.
+	sink := b.Source.(datasource.Sink)
+	_, err = sink.Write(s.ctx(t), enc("again"), "")
+	assert.ErrorIs(t, err, datasource.ErrConflict)
+}
+
+func (s suite) writeConflict(t *testing.T) {
+	b := s.h.New(t)
+	s.put(t, b, enc("base"))
+	w1, w2 := s.writable(t, b), s.writable(t, b)
+	v1, err := w1.Read(s.ctx(t))
+	require.NoError(t, err)
+	_, err = w2.Read(s.ctx(t))
+	require.NoError(t, err)
+	require.Equal(t, doc{"base"}, v1)
+
+	require.NoError(t, w1.Write(s.ctx(t), doc{"base", "one"}))
+	err = w2.Write(s.ctx(t), doc{"base", "two"})
+	require.ErrorIs(t, err, datasource.ErrConflict, "the second writer must not overwrite unseen")
+	snap, err := b.Source.Read(s.ctx(t))
+	require.NoError(t, err)
+	assert.JSONEq(t, `["base","one"]`, string(snap.Data), "nothing lost")
+
+	// An edit by another client is a conflict too.
+	_, err = w1.Read(s.ctx(t))
+	require.NoError(t, err)
+	s.put(t, b, enc("external"))
+	require.ErrorIs(t, w1.Write(s.ctx(t), doc{"mine"}), datasource.ErrConflict)
+}
+
+func (s suite) sinkConflictOneWinner(t *testing.T) {
+	b := s.h.New(t)
+	sink, ok := b.Source.(datasource.Sink)
+	if !ok {
+		t.Skipf("%T is not a datasource.Sink", b.Source)
+	}
+	s.put(t, b, enc("base"))
+	snap, err := b.Source.Read(s.ctx(t))
+	require.NoError(t, err)
+	const n = 8
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = sink.Write(s.ctx(t), enc(fmt.Sprintf("writer-%d", i)), snap.Revision)
+		})
+	}
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		if err == nil {
+			require.Equal(t, -1, winner, "two writers succeeded against one revision")
+			winner = i
+			continue
+		}
+		require.ErrorIs(t, err, datasource.ErrConflict)
+	}
+	require.NotEqual(t, -1, winner, "one writer must succeed")
+	now, err := b.Source.Read(s.ctx(t))
+	require.NoError(t, err)
+	assert.JSONEq(t, fmt.Sprintf(`["writer-%d"]`, winner), string(now.Data))
+}
+
+func (s suite) updateConcurrent(t *testing.T) {
+	b := s.h.New(t)
+	if _, ok := b.Source.(datasource.Sink); !ok {
+		t.Skipf("%T is not a datasource.Sink", b.Source)
+	}
+	s.put(t, b, enc())
+	const writers, each = 4, 5
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for i := range writers {
+		w := s.writable(t, b)
+		wg.Go(func() {
+			for j := range each {
+				item := fmt.Sprintf("w%d-%d", i, j)
+				errs <- w.Update(s.ctx(t), func(d doc) (doc, error) { return append(slices.Clone(d), item), nil })
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	snap, err := b.Source.Read(s.ctx(t))
+	require.NoError(t, err)
+	got, err := codec{}.Convert(snap.Data)
+	require.NoError(t, err)
+	assert.Len(t, got, writers*each, "every update is in the document")
+	for i := range writers {
+		for j := range each {
+			assert.Contains(t, got, fmt.Sprintf("w%d-%d", i, j))
+		}
+	}
+}
+
+func (s suite) closeWaits(t *testing.T) {
+	b := s.h.New(t)
+	s.put(t, b, enc("a"))
+	ignore := append([]goleak.Option{goleak.IgnoreCurrent()}, s.h.IgnoreGoroutines...)
+	m := &manager{}
+	r := s.readable(t, b.Source, m, datasource.WithReconcileInterval(10*time.Millisecond))
+	require.NoError(t, r.Start(s.ctx(t)))
+	s.put(t, b, enc("b"))
+	s.waitRules(t, m, doc{"b"})
+
+	require.NoError(t, r.Close())
+	require.NoError(t, r.Close(), "Close is idempotent")
+	require.ErrorIs(t, r.Start(s.ctx(t)), datasource.ErrClosed)
+	goleak.VerifyNone(t, ignore...)
+
+	// Nothing runs after Close: a change is not applied.
+	s.put(t, b, enc("after-close"))
+	got, _ := m.get()
+	assert.Equal(t, doc{"b"}, got)
+}
+
+func (s suite) reconnectResync(t *testing.T) {
+	b := s.h.New(t)
+	if b.Fault == nil {
+		t.Skip("the backend offers no fault hook")
+	}
+	s.put(t, b, enc("before"))
+	m := &manager{}
+	r := s.readable(t, b.Source, m, datasource.WithReadTimeout(time.Second))
+	require.NoError(t, r.Start(s.ctx(t)))
+
+	b.Fault.Disconnect(t)
+	s.put(t, b, enc("while-away")) // a change the Source cannot be told about
+	s.put(t, b, enc("while-away-2"))
+	b.Fault.Reconnect(t)
+	s.waitRules(t, m, doc{"while-away-2"})
+	s.eventually(t, "the status to recover", func() bool { st := r.Status(); return st.Err == nil && st.Failures == 0 })
+
+	s.put(t, b, enc("after"))
+	s.waitRules(t, m, doc{"after"})
+	if strings.TrimSpace(r.Status().Revision) == "" {
+		t.Error("Status.Revision empty after resync")
+	}
+}

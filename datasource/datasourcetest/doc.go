@@ -1,0 +1,40 @@
+// Package datasourcetest is a conformance suite for datasource backends,
+// in the spirit of testing/slogtest: a backend's test describes how to make
+// a fresh document and change it behind the Source's back, and [Run] checks
+// everything the datasource framework relies on against a real instance.
+//
+//	func TestConformance(t *testing.T) {
+//		datasourcetest.Run(t, datasourcetest.Harness{
+//			New: func(t *testing.T) datasourcetest.Backend {
+//				key := "/bulwark-test/" + t.Name()
+//				return datasourcetest.Backend{
+//					Source: etcd.New(cli, key),
+//					Put:    func(ctx context.Context, b []byte) error { _, err := other.Put(ctx, key, string(b)); return err },
+//					Delete: func(ctx context.Context) error { _, err := other.Delete(ctx, key); return err },
+//					Fault:  &datasourcetest.Fault{Disconnect: proxy.Stop, Reconnect: proxy.Start},
+//				}
+//			},
+//		})
+//	}
+//
+// The cases (subtests of Run):
+//
+//   - FirstReadPresent, FirstReadMissing: Start applies the document, or the
+//     zero value for a missing one, before it returns; Status says so.
+//   - UpdateThroughWatch (Watchers only: polling and reconciling are made
+//     an hour apart), UpdateThroughPoll (the Watcher hidden), BurstLatestWins.
+//   - EmptyDocumentClears, DeleteClears, DeleteKeptWithOption, Recreate.
+//   - UndecodableKeepsLastGood, InvalidKeepsLastGood: a rejected document
+//     leaves the running rules, Status.Err names it and Failures counts.
+//   - WriteRoundTrip, WriteCreate, WriteConflict, SinkConflictOneWinner,
+//     UpdateConcurrentLosesNothing (Sinks only): compare-and-set works, one
+//     of several writers at a revision wins, nothing is lost.
+//   - CloseWaitsNoLeak: Close is idempotent, leaves no goroutine (goleak),
+//     and nothing is applied after it.
+//   - ReconnectResync (with a Fault hook): changes made while the Source was
+//     cut off are read after it reconnects, and watching resumes.
+//
+// Documents are JSON arrays of strings, so the suite needs no rule types;
+// a stand-in rule manager rejects the rule "invalid". Waits poll a
+// condition up to Harness.Timeout; nothing asserts timing.
+package datasourcetest

@@ -1,0 +1,127 @@
+package datasource
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Defaults of the options.
+const (
+	DefaultPollInterval      = time.Second
+	DefaultReconcileInterval = 30 * time.Second
+	DefaultBackoffMin        = 100 * time.Millisecond
+	DefaultBackoffMax        = 30 * time.Second
+	DefaultReadTimeout       = 10 * time.Second
+	DefaultUpdateAttempts    = 10
+	DefaultWaitTimeout       = 10 * time.Second
+)
+
+// Option configures a Readable or a Writable. Options that concern only
+// one of them are ignored by the other.
+type Option func(*options)
+
+type options struct {
+	name              string
+	logger            *slog.Logger
+	pollInterval      time.Duration
+	reconcileInterval time.Duration
+	backoffMin        time.Duration
+	backoffMax        time.Duration
+	readTimeout       time.Duration
+	cacheDir          string
+	keepOnMissing     bool
+	updateAttempts    int
+	wait              func(ctx context.Context, s Snapshot) error
+	waitTimeout       time.Duration
+}
+
+func buildOptions(opts []Option) options {
+	o := options{
+		pollInterval:      DefaultPollInterval,
+		reconcileInterval: DefaultReconcileInterval,
+		backoffMin:        DefaultBackoffMin,
+		backoffMax:        DefaultBackoffMax,
+		readTimeout:       DefaultReadTimeout,
+		updateAttempts:    DefaultUpdateAttempts,
+	}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
+	}
+	if o.backoffMin <= 0 {
+		o.backoffMin = DefaultBackoffMin
+	}
+	if o.backoffMax < o.backoffMin {
+		o.backoffMax = o.backoffMin
+	}
+	if o.pollInterval <= 0 {
+		o.pollInterval = DefaultPollInterval
+	}
+	if o.updateAttempts < 1 {
+		o.updateAttempts = 1
+	}
+	return o
+}
+
+// WithName names the datasource in logs, Status and errors, and names its
+// file in the cache directory. Without it a Source that implements
+// fmt.Stringer is named by its String method.
+func WithName(name string) Option { return func(o *options) { o.name = name } }
+
+// WithLogger sends the datasource's logs to l. By default it logs nothing.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithPollInterval sets how often a Source without a working Watcher is
+// read (default DefaultPollInterval).
+func WithPollInterval(d time.Duration) Option { return func(o *options) { o.pollInterval = d } }
+
+// WithReconcileInterval sets how often a watched Source is read anyway, to
+// catch a change a push missed (default DefaultReconcileInterval). Zero or
+// less turns reconciling off.
+func WithReconcileInterval(d time.Duration) Option {
+	return func(o *options) { o.reconcileInterval = d }
+}
+
+// WithBackoff bounds the delays between retries after errors: the first
+// retry waits about min, each next one twice as long, up to max, with
+// jitter (defaults DefaultBackoffMin, DefaultBackoffMax).
+func WithBackoff(min, max time.Duration) Option {
+	return func(o *options) { o.backoffMin, o.backoffMax = min, max }
+}
+
+// WithReadTimeout bounds each Read (default DefaultReadTimeout; zero or
+// less: no bound beyond Close).
+func WithReadTimeout(d time.Duration) Option { return func(o *options) { o.readTimeout = d } }
+
+// WithCacheDir keeps a last-good copy of every applied document in dir
+// (written atomically, one file per datasource name, see WithName); Start
+// applies it when the Source cannot be read or its document is rejected.
+func WithCacheDir(dir string) Option { return func(o *options) { o.cacheDir = dir } }
+
+// WithKeepOnMissing keeps the running value when the document is deleted.
+// By default a missing document sets the zero value of T (no rules).
+func WithKeepOnMissing() Option { return func(o *options) { o.keepOnMissing = true } }
+
+// WithUpdateAttempts bounds how many times Writable.Update tries its
+// read-modify-write cycle when it meets ErrConflict (default
+// DefaultUpdateAttempts).
+func WithUpdateAttempts(n int) Option { return func(o *options) { o.updateAttempts = n } }
+
+// WaitApplied makes every Writable write wait, up to timeout (default
+// DefaultWaitTimeout when zero or less), until r has read the written
+// document and applied it. The write itself is persisted either way; when
+// r rejects the document or the wait times out, the write returns an error
+// wrapping ErrNotApplied (and the rejection error).
+//
+// A document replaced by a later write before r read it counts as applied.
+func WaitApplied[T any](r *Readable[T], timeout time.Duration) Option {
+	return func(o *options) {
+		o.wait = r.waitApplied
+		o.waitTimeout = timeout
+	}
+}

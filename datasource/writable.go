@@ -1,0 +1,204 @@
+package datasource
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/bulwark-go/bulwark/converter"
+)
+
+// Writable writes values back to a Sink with compare-and-set, so that a
+// concurrent edit is never overwritten unseen. The running rules change
+// only when the Readable that follows the same document reads the new
+// revision (WaitApplied waits for that).
+//
+// A Writable is safe for concurrent use.
+type Writable[T any] struct {
+	sink Sink
+	src  Source // the Sink's Source side; nil if it has none
+	enc  converter.Encoder[T]
+	dec  converter.Converter[T] // nil unless enc is a converter.Codec
+	opts options
+	name string
+	log  *slog.Logger
+
+	mu    sync.Mutex
+	rev   string // the revision last read or written
+	known bool   // rev is meaningful
+}
+
+// NewWritable returns a Writable over sink. Values are encoded with enc;
+// Read and Update also decode, which needs enc to be a converter.Codec[T].
+// The sink must also be a Source (every backend's is) for Read, Update and
+// the first Write.
+func NewWritable[T any](sink Sink, enc converter.Encoder[T], opts ...Option) *Writable[T] {
+	o := buildOptions(opts)
+	w := &Writable[T]{sink: sink, enc: enc, opts: o, name: o.name}
+	w.src, _ = sink.(Source)
+	w.dec, _ = enc.(converter.Converter[T])
+	if w.name == "" {
+		if s, ok := sink.(fmt.Stringer); ok {
+			w.name = s.String()
+		}
+	}
+	w.log = o.logger.With("datasource", w.name)
+	return w
+}
+
+// Read reads and decodes the current document (the zero value if it is
+// missing), and remembers its revision: the next Write succeeds only if
+// nobody changed the document in between.
+func (w *Writable[T]) Read(ctx context.Context) (T, error) {
+	var zero T
+	if w.dec == nil {
+		return zero, named(w.name, "read: %w", ErrNoDecoder)
+	}
+	snap, err := w.read(ctx)
+	if err != nil {
+		return zero, err
+	}
+	return w.decode(snap)
+}
+
+// Write encodes v and stores it if the document is still at the revision
+// this Writable last read or wrote (it reads first if it has read nothing).
+// If another writer changed it, Write returns an error wrapping
+// ErrConflict, stores nothing, and forgets the revision: a next Write reads
+// again (and then overwrites); to merge with the other edit use Update.
+func (w *Writable[T]) Write(ctx context.Context, v T) error {
+	data, err := w.enc.Encode(v)
+	if err != nil {
+		return named(w.name, "encode: %w", err)
+	}
+	w.mu.Lock()
+	rev, known := w.rev, w.known
+	w.mu.Unlock()
+	if !known {
+		snap, err := w.read(ctx)
+		if err != nil {
+			return err
+		}
+		rev = snap.Revision
+	}
+	out, err := w.write(ctx, data, rev)
+	if err != nil {
+		return err
+	}
+	return w.waitApplied(ctx, out)
+}
+
+// Update changes the document with fn: it reads and decodes the current
+// value (the zero value if the document is missing), calls fn, and stores
+// the result with compare-and-set. When another writer got in between, it
+// starts again, up to WithUpdateAttempts times, with a short random pause;
+// fn must therefore be free of side effects. An error from fn stops Update
+// and is returned as is. A result that encodes to the current bytes writes
+// nothing.
+func (w *Writable[T]) Update(ctx context.Context, fn func(T) (T, error)) error {
+	if w.dec == nil {
+		return named(w.name, "update: %w", ErrNoDecoder)
+	}
+	var lastErr error
+	for attempt := 1; attempt <= w.opts.updateAttempts; attempt++ {
+		snap, err := w.read(ctx)
+		if err != nil {
+			return err
+		}
+		cur, err := w.decode(snap)
+		if err != nil {
+			return err
+		}
+		next, err := fn(cur)
+		if err != nil {
+			return err
+		}
+		data, err := w.enc.Encode(next)
+		if err != nil {
+			return named(w.name, "encode: %w", err)
+		}
+		if !snap.Missing && bytes.Equal(data, snap.Data) {
+			return nil
+		}
+		out, err := w.write(ctx, data, snap.Revision)
+		if err == nil {
+			return w.waitApplied(ctx, out)
+		}
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+		lastErr = err
+		// Full jitter, growing: contenders spread out instead of colliding again.
+		d := time.Duration(rand.Int64N(int64(min(10*time.Millisecond<<min(attempt, 6), time.Second)) + 1))
+		if !sleep(ctx, d) {
+			return named(w.name, "update: %w", context.Cause(ctx))
+		}
+	}
+	return named(w.name, "update: gave up after %d attempts: %w", w.opts.updateAttempts, lastErr)
+}
+
+func (w *Writable[T]) read(ctx context.Context) (Snapshot, error) {
+	if w.src == nil {
+		return Snapshot{}, named(w.name, "read: %w", ErrNotReadable)
+	}
+	snap, err := w.src.Read(ctx)
+	if err != nil {
+		return Snapshot{}, named(w.name, "read: %w", err)
+	}
+	snap = normalize(snap)
+	w.mu.Lock()
+	w.rev, w.known = snap.Revision, true
+	w.mu.Unlock()
+	return snap, nil
+}
+
+func (w *Writable[T]) decode(snap Snapshot) (T, error) {
+	var zero T
+	if snap.Missing {
+		return zero, nil
+	}
+	v, err := w.dec.Convert(snap.Data)
+	if err != nil {
+		return zero, named(w.name, "decode revision %s: %w", snap.Revision, err)
+	}
+	return v, nil
+}
+
+func (w *Writable[T]) write(ctx context.Context, data []byte, expect string) (Snapshot, error) {
+	out, err := w.sink.Write(ctx, data, expect)
+	if err != nil {
+		if errors.Is(err, ErrConflict) {
+			w.mu.Lock()
+			w.known = false
+			w.mu.Unlock()
+		}
+		return Snapshot{}, named(w.name, "write (expected revision %q): %w", expect, err)
+	}
+	out = normalize(out)
+	w.mu.Lock()
+	w.rev, w.known = out.Revision, true
+	w.mu.Unlock()
+	w.log.Info("datasource document written", "revision", out.Revision)
+	return out, nil
+}
+
+func (w *Writable[T]) waitApplied(ctx context.Context, out Snapshot) error {
+	if w.opts.wait == nil {
+		return nil
+	}
+	timeout := w.opts.waitTimeout
+	if timeout <= 0 {
+		timeout = DefaultWaitTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := w.opts.wait(ctx, out); err != nil {
+		return named(w.name, "revision %s: %w", out.Revision, err)
+	}
+	return nil
+}
