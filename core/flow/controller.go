@@ -102,7 +102,7 @@ func (c *rejectController) Check(n *stat.Node, now int64, acquire int64, priorit
 	if prioritized && c.grade == GradeQPS {
 		if wait := c.tryOccupyNext(n.Second(), ms, acquire); wait < c.occupyTimeoutMs {
 			at := ms + wait
-			n.AddOccupied(ms, at-at%n.Second().BucketMs(), acquire)
+			n.Occupy(ms, at-at%n.Second().BucketMs(), acquire)
 			return Decision{Wait: time.Duration(wait) * time.Millisecond, Occupied: true}
 		}
 	}

@@ -17,19 +17,25 @@ const (
 // total: a second window, the current concurrency, and a minute window that
 // exists only once someone asked for it.
 //
-// Writers call [Node.AddPass], [Node.AddBlock], [Node.AddCompletion] and
-// [Node.Exit]; readers call the rate methods. Everything is lock-free.
+// Writers call [Node.AddPass], [Node.Occupy], [Node.AddBlock] and
+// [Node.AddCompletion]; readers call the rate methods. Everything is
+// lock-free. The concurrency is a gauge sharded across the second window's
+// cache lines (see [Window]), so it costs no memory of its own and no
+// shared counter.
 type Node struct {
-	second      *Window
-	concurrency atomic.Int64
-	minute      atomic.Pointer[Window]
-	minuteOnce  sync.Once
+	second     *Window
+	minute     atomic.Pointer[Window]
+	minuteOnce sync.Once
 }
 
-// NewNode returns a node with a second window of 2 × 500 ms that accepts
-// reservations from prioritized entries (see [Window.Borrow]).
-func NewNode() *Node {
-	w := NewWindow(SecondSampleCount, SecondIntervalMs)
+// NewNode returns a node with a second window of 2 × 500 ms split into
+// stripes cache lines per bucket (1 for a resource nobody limits; about the
+// number of cores for a hot one), accepting reservations from prioritized
+// entries (see [Window.Borrow]).
+//
+// Its size is about 150 + 128 × stripes bytes: 280 bytes with one stripe.
+func NewNode(stripes int) *Node {
+	w := NewWindow(SecondSampleCount, SecondIntervalMs, stripes)
 	w.EnableBorrow()
 	return &Node{second: w}
 }
@@ -38,61 +44,56 @@ func NewNode() *Node {
 func (n *Node) Second() *Window { return n.second }
 
 // Minute returns the node's minute window (60 × 1 s), creating it on first
-// call. From then on every write also lands in it. A node that nobody asks
-// for its minute statistics never pays for sixty buckets.
+// call; from then on every write also lands in it. A node whose minute
+// statistics nobody reads never pays for sixty buckets (about 4 KiB).
 func (n *Node) Minute() *Window {
 	if w := n.minute.Load(); w != nil {
 		return w
 	}
-	n.minuteOnce.Do(func() { n.minute.Store(NewWindow(MinuteSampleCount, MinuteIntervalMs)) })
+	n.minuteOnce.Do(func() { n.minute.Store(NewWindow(MinuteSampleCount, MinuteIntervalMs, 1)) })
 	return n.minute.Load()
 }
 
-func (n *Node) add(now int64, e Event, v int64) {
-	n.second.Add(now, e, v)
+// AddPass records count admitted entries and raises the concurrency by one.
+// A count of 0 only raises the concurrency (an entry whose pass was counted
+// ahead, see [Node.Occupy]).
+func (n *Node) AddPass(now int64, count int64) {
+	n.second.addGauge(now, Pass, count, 1)
 	if m := n.minute.Load(); m != nil {
-		m.Add(now, e, v)
+		m.Add(now, Pass, count)
 	}
 }
 
-// AddPass records count admitted entries and raises the concurrency.
-func (n *Node) AddPass(now int64, count int64) {
-	n.add(now, Pass, count)
-	n.concurrency.Add(1)
+// Occupy records count prioritized entries admitted into the future bucket
+// that starts at start: their passes are counted when that bucket begins.
+// The entries' concurrency is raised by the caller, with AddPass(now, 0).
+func (n *Node) Occupy(now, start int64, count int64) {
+	n.second.Borrow(start, count)
+	n.second.Add(now, OccupiedPass, count)
+	if m := n.minute.Load(); m != nil {
+		m.Add(now, OccupiedPass, count)
+	}
 }
 
 // AddBlock records count rejected entries.
-func (n *Node) AddBlock(now int64, count int64) { n.add(now, Block, count) }
-
-// AddOccupied records count prioritized entries admitted into the future
-// bucket that starts at start.
-func (n *Node) AddOccupied(now, start int64, count int64) {
-	n.second.Borrow(start, count)
-	n.add(now, OccupiedPass, count)
-}
-
-// AddCompletion records count completed entries that took rt ms, and
-// whether they failed.
-func (n *Node) AddCompletion(now int64, count int64, rt int64, failed bool) {
-	n.second.Add(now, Success, count)
-	n.second.AddRT(now, rt)
-	if failed {
-		n.second.Add(now, Exception, count)
-	}
+func (n *Node) AddBlock(now int64, count int64) {
+	n.second.Add(now, Block, count)
 	if m := n.minute.Load(); m != nil {
-		m.Add(now, Success, count)
-		m.AddRT(now, rt)
-		if failed {
-			m.Add(now, Exception, count)
-		}
+		m.Add(now, Block, count)
 	}
 }
 
-// Exit lowers the concurrency after an admitted entry completed.
-func (n *Node) Exit() { n.concurrency.Add(-1) }
+// AddCompletion records count completed entries that took rt ms and
+// whether they failed, and lowers the concurrency by one.
+func (n *Node) AddCompletion(now int64, count int64, rt int64, failed bool) {
+	n.second.complete(now, count, rt, failed, -1)
+	if m := n.minute.Load(); m != nil {
+		m.complete(now, count, rt, failed, 0)
+	}
+}
 
 // Concurrency returns the number of admitted entries not yet completed.
-func (n *Node) Concurrency() int64 { return n.concurrency.Load() }
+func (n *Node) Concurrency() int64 { return n.second.gauge() }
 
 func (n *Node) perSecond(now int64, e Event) float64 {
 	return float64(n.second.Sum(now, e)) * 1000 / float64(n.second.intervalMs)

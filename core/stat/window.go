@@ -2,6 +2,7 @@ package stat
 
 import (
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 )
@@ -42,25 +43,34 @@ func (e Event) String() string {
 const (
 	emptyStart     = math.MinInt64     // bucket never used
 	resettingStart = math.MinInt64 + 1 // a writer is zeroing the bucket
+	// Slots of a line beyond the events.
+	slotMinRT = int(numEvents) // smallest RT of the bucket's stripe
+	slotGauge = slotMinRT + 1  // a shard of a gauge that resets never touch
 )
 
-// bucket is one slot of the ring: 64 bytes, one cache line.
-type bucket struct {
-	start atomic.Int64 // window start, ms; emptyStart or resettingStart
-	c     [numEvents]atomic.Int64
-	minRT atomic.Int64
-}
+// line is one stripe of one bucket: the event counters, the minimum RT and
+// a gauge shard, exactly one 64-byte cache line.
+type line [8]atomic.Int64
 
 // Window is a ring of time buckets covering a sliding interval. The zero
 // value is not usable: create one with [NewWindow]. All methods are safe for
 // concurrent use and never block one another beyond the few instructions a
 // writer spends resetting a stale bucket.
+//
+// Each bucket is split into stripes, one cache line each; a writer adds to
+// a stripe picked at random and a reader sums them. With one stripe per
+// core or more, writers on different cores seldom touch the same line, so
+// Enter/Exit on one hot resource scales across cores instead of bouncing a
+// counter between them. The bucket starts live together in one slice that
+// writers only read, except once per bucket length.
 type Window struct {
 	intervalMs int64
 	bucketMs   int64
-	buckets    []bucket
+	starts     []atomic.Int64 // per bucket: its window start, ms
+	lines      []line         // bucket i, stripe s at i*stripes+s
+	stripes    int
 	// borrowed holds counts that prioritized entries reserved in a future
-	// bucket (see [Window.Borrow]); a bucket starts from them when it is reset.
+	// bucket (see [Window.Borrow]); a bucket starts from them when reset.
 	borrowed []borrow
 }
 
@@ -69,19 +79,29 @@ type borrow struct {
 	n     atomic.Int64
 }
 
-// NewWindow returns a window of sampleCount buckets spanning intervalMs.
+// NewWindow returns a window of sampleCount buckets spanning intervalMs,
+// each split into stripes cache lines (rounded up to a power of two).
 // intervalMs must be a positive multiple of sampleCount.
-func NewWindow(sampleCount int, intervalMs int64) *Window {
+func NewWindow(sampleCount int, intervalMs int64, stripes int) *Window {
 	if sampleCount <= 0 || intervalMs <= 0 || intervalMs%int64(sampleCount) != 0 {
 		panic("stat: interval must be a positive multiple of the sample count")
+	}
+	s := 1
+	for s < stripes {
+		s <<= 1
 	}
 	w := &Window{
 		intervalMs: intervalMs,
 		bucketMs:   intervalMs / int64(sampleCount),
-		buckets:    make([]bucket, sampleCount),
+		starts:     make([]atomic.Int64, sampleCount),
+		lines:      make([]line, sampleCount*s),
+		stripes:    s,
 	}
-	for i := range w.buckets {
-		w.buckets[i].start.Store(emptyStart)
+	for i := range w.starts {
+		w.starts[i].Store(emptyStart)
+	}
+	for i := range w.lines {
+		w.lines[i][slotMinRT].Store(math.MaxInt64)
 	}
 	return w
 }
@@ -92,52 +112,91 @@ func (w *Window) IntervalMs() int64 { return w.intervalMs }
 // BucketMs returns the length of one bucket in milliseconds.
 func (w *Window) BucketMs() int64 { return w.bucketMs }
 
-// current returns the bucket for time now, resetting a stale one.
-func (w *Window) current(now int64) *bucket {
+// current returns a stripe of the bucket for time now, resetting the bucket
+// when it is left over from an older round of the ring.
+func (w *Window) current(now int64) *line {
 	start := now - now%w.bucketMs
-	b := &w.buckets[(now/w.bucketMs)%int64(len(w.buckets))]
+	i := int((now / w.bucketMs) % int64(len(w.starts)))
+	st := &w.starts[i]
 	for {
-		s := b.start.Load()
+		s := st.Load()
 		switch {
 		case s == start:
-			return b
+			return w.stripe(i)
 		case s == resettingStart:
 			runtime.Gosched()
 		case s < start:
-			if !b.start.CompareAndSwap(s, resettingStart) {
+			if !st.CompareAndSwap(s, resettingStart) {
 				continue
 			}
-			for i := range b.c {
-				b.c[i].Store(0)
+			for k := i * w.stripes; k < (i+1)*w.stripes; k++ {
+				l := &w.lines[k]
+				for e := range numEvents {
+					l[e].Store(0)
+				}
+				l[slotMinRT].Store(math.MaxInt64)
 			}
-			b.c[Pass].Store(w.takeBorrowed(start))
-			b.minRT.Store(math.MaxInt64)
-			b.start.Store(start)
-			return b
+			w.lines[i*w.stripes][Pass].Store(w.takeBorrowed(start))
+			st.Store(start)
+			return w.stripe(i)
 		default:
 			// The bucket already belongs to a newer round: this writer read
 			// the clock before another one moved on. Count it there.
-			return b
+			return w.stripe(i)
 		}
 	}
+}
+
+func (w *Window) stripe(i int) *line {
+	if w.stripes == 1 {
+		return &w.lines[i]
+	}
+	return &w.lines[i*w.stripes+int(rand.Uint32()&uint32(w.stripes-1))]
 }
 
 // Add adds n to event e in the bucket of time now (ms).
 func (w *Window) Add(now int64, e Event, n int64) {
-	w.current(now).c[e].Add(n)
+	w.current(now)[e].Add(n)
 }
 
-// AddRT records one completed entry's response time: it adds rt to the RT
-// sum and lowers the bucket's minimum RT.
-func (w *Window) AddRT(now int64, rt int64) {
-	b := w.current(now)
-	b.c[RT].Add(rt)
+// addGauge adds n to event e (when n != 0) and d to the gauge, in one
+// stripe of the bucket of time now.
+func (w *Window) addGauge(now int64, e Event, n int64, d int64) {
+	l := w.current(now)
+	if n != 0 {
+		l[e].Add(n)
+	}
+	l[slotGauge].Add(d)
+}
+
+// complete records count completed entries that took rt ms, whether they
+// failed, and lowers the gauge by d.
+func (w *Window) complete(now int64, count, rt int64, failed bool, d int64) {
+	l := w.current(now)
+	l[Success].Add(count)
+	l[RT].Add(rt)
+	if failed {
+		l[Exception].Add(count)
+	}
+	if d != 0 {
+		l[slotGauge].Add(d)
+	}
 	for {
-		m := b.minRT.Load()
-		if rt >= m || b.minRT.CompareAndSwap(m, rt) {
+		m := l[slotMinRT].Load()
+		if rt >= m || l[slotMinRT].CompareAndSwap(m, rt) {
 			return
 		}
 	}
+}
+
+// gauge returns the sum of the gauge shards: the adds of [Window.addGauge]
+// and [Window.complete] net of one another, whatever bucket they landed in.
+func (w *Window) gauge() int64 {
+	var n int64
+	for i := range w.lines {
+		n += w.lines[i][slotGauge].Load()
+	}
+	return n
 }
 
 // valid reports whether a bucket that starts at s counts at time now.
@@ -145,15 +204,19 @@ func (w *Window) valid(s, now int64) bool {
 	return s > resettingStart && s <= now && now-s < w.intervalMs
 }
 
+// bucketLines returns the stripes of bucket i.
+func (w *Window) bucketLines(i int) []line {
+	return w.lines[i*w.stripes : (i+1)*w.stripes]
+}
+
 // Sum returns the total of event e over the buckets within the interval
 // ending at now.
 func (w *Window) Sum(now int64, e Event) int64 {
 	w.current(now)
 	var n int64
-	for i := range w.buckets {
-		b := &w.buckets[i]
-		if w.valid(b.start.Load(), now) {
-			n += b.c[e].Load()
+	for i := range w.starts {
+		if w.valid(w.starts[i].Load(), now) {
+			n += w.bucketSum(i, e)
 		}
 	}
 	return n
@@ -164,10 +227,12 @@ func (w *Window) Sum(now int64, e Event) int64 {
 func (w *Window) MinRT(now int64, def int64) int64 {
 	w.current(now)
 	m := int64(math.MaxInt64)
-	for i := range w.buckets {
-		b := &w.buckets[i]
-		if w.valid(b.start.Load(), now) {
-			m = min(m, b.minRT.Load())
+	for i := range w.starts {
+		if w.valid(w.starts[i].Load(), now) {
+			lines := w.bucketLines(i)
+			for k := range lines {
+				m = min(m, lines[k][slotMinRT].Load())
+			}
 		}
 	}
 	if m == math.MaxInt64 {
@@ -176,28 +241,36 @@ func (w *Window) MinRT(now int64, def int64) int64 {
 	return m
 }
 
-// MaxBucket returns the largest per-bucket value of event e within the
+// MaxBucket returns the largest per-bucket total of event e within the
 // interval ending at now (used for the highest success rate seen).
 func (w *Window) MaxBucket(now int64, e Event) int64 {
 	w.current(now)
 	var m int64
-	for i := range w.buckets {
-		b := &w.buckets[i]
-		if w.valid(b.start.Load(), now) {
-			m = max(m, b.c[e].Load())
+	for i := range w.starts {
+		if w.valid(w.starts[i].Load(), now) {
+			m = max(m, w.bucketSum(i, e))
 		}
 	}
 	return m
 }
 
+func (w *Window) bucketSum(i int, e Event) int64 {
+	var n int64
+	lines := w.bucketLines(i)
+	for k := range lines {
+		n += lines[k][e].Load()
+	}
+	return n
+}
+
 // BucketSum returns event e of the bucket that starts at start, or 0 when
 // that bucket is no longer (or not yet) in the ring.
 func (w *Window) BucketSum(start int64, e Event) int64 {
-	b := &w.buckets[(start/w.bucketMs)%int64(len(w.buckets))]
-	if b.start.Load() != start {
+	i := int((start / w.bucketMs) % int64(len(w.starts)))
+	if w.starts[i].Load() != start {
 		return 0
 	}
-	return b.c[e].Load()
+	return w.bucketSum(i, e)
 }
 
 // Previous returns event e of the bucket just before the one of time now,
@@ -208,7 +281,8 @@ func (w *Window) Previous(now int64, e Event) int64 {
 
 // Borrow reserves n passes in the future bucket that starts at start: the
 // bucket begins its life with them already counted, so prioritized entries
-// that occupied it are charged to the window they run in.
+// that occupied it are charged to the window they run in. It is a no-op
+// unless [Window.EnableBorrow] was called.
 func (w *Window) Borrow(start int64, n int64) {
 	if w.borrowed == nil {
 		return
@@ -221,7 +295,7 @@ func (w *Window) Borrow(start int64, n int64) {
 			return
 		}
 		if s > start {
-			return // slot already taken by a later window; drop (cannot happen within one interval)
+			return // taken by a later window: cannot happen within one interval
 		}
 		if br.start.CompareAndSwap(s, start) {
 			br.n.Store(n)
@@ -232,9 +306,6 @@ func (w *Window) Borrow(start int64, n int64) {
 
 // Borrowed returns the passes reserved in buckets that start after now.
 func (w *Window) Borrowed(now int64) int64 {
-	if w.borrowed == nil {
-		return 0
-	}
 	var n int64
 	for i := range w.borrowed {
 		if s := w.borrowed[i].start.Load(); s > now {
@@ -259,9 +330,12 @@ func (w *Window) takeBorrowed(start int64) int64 {
 // before the window is shared.
 func (w *Window) EnableBorrow() {
 	if w.borrowed == nil {
-		w.borrowed = make([]borrow, len(w.buckets))
+		w.borrowed = make([]borrow, len(w.starts))
 		for i := range w.borrowed {
 			w.borrowed[i].start.Store(emptyStart)
 		}
 	}
 }
+
+// Stripes returns how many cache lines each bucket is split into.
+func (w *Window) Stripes() int { return w.stripes }

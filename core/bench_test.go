@@ -1,0 +1,180 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"golang.org/x/time/rate"
+
+	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/flow"
+)
+
+// BenchmarkRateAllow is the reference the Enter/Exit figures are quoted
+// against: golang.org/x/time/rate's Limiter.Allow, measured in the same run.
+func BenchmarkRateAllow(b *testing.B) {
+	l := rate.NewLimiter(rate.Inf, 1)
+	for b.Loop() {
+		l.Allow()
+	}
+}
+
+func BenchmarkRateAllowParallel(b *testing.B) {
+	l := rate.NewLimiter(rate.Inf, 1)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l.Allow()
+		}
+	})
+}
+
+func enterExit(b *testing.B, e *core.Engine, resource string) {
+	ctx := context.Background()
+	for b.Loop() {
+		en, err := e.Enter(ctx, resource)
+		if err != nil {
+			b.Fatal(err)
+		}
+		en.Exit()
+	}
+}
+
+func passingEngine(b *testing.B) *core.Engine {
+	e := core.NewEngine()
+	if err := e.Flow().Load([]flow.Rule{{Resource: "r", Grade: flow.GradeQPS, Count: 1e12}}); err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// BenchmarkEnterExitNoRule: a resource without rules (statistics only).
+func BenchmarkEnterExitNoRule(b *testing.B) { enterExit(b, core.NewEngine(), "r") }
+
+// BenchmarkEnterExitPassQPS: one QPS rule that always passes.
+func BenchmarkEnterExitPassQPS(b *testing.B) { enterExit(b, passingEngine(b), "r") }
+
+// BenchmarkEnterExitPassQPSParallel: the same under RunParallel, one hot
+// resource shared by every core.
+func BenchmarkEnterExitPassQPSParallel(b *testing.B) {
+	e := passingEngine(b)
+	ctx := context.Background()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			en, err := e.Enter(ctx, "r")
+			if err != nil {
+				b.Fatal(err)
+			}
+			en.Exit()
+		}
+	})
+}
+
+// BenchmarkEnterBlocked: the blocked path of a QPS rule of 0.
+func BenchmarkEnterBlocked(b *testing.B) {
+	e := core.NewEngine()
+	if err := e.Flow().Load([]flow.Rule{{Resource: "r", Grade: flow.GradeQPS, Count: 0}}); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := e.Enter(ctx, "r"); err == nil {
+			b.Fatal("passed")
+		}
+	}
+}
+
+// BenchmarkDoPassQPS: Engine.Do around an empty function.
+func BenchmarkDoPassQPS(b *testing.B) {
+	e := passingEngine(b)
+	ctx := context.Background()
+	fn := func(context.Context) error { return nil }
+	for b.Loop() {
+		if err := e.Do(ctx, "r", fn); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func rules(n int, count float64) []flow.Rule {
+	rs := make([]flow.Rule, n)
+	for i := range rs {
+		rs[i] = flow.Rule{Resource: fmt.Sprintf("res-%d", i), Grade: flow.GradeQPS, Count: count}
+	}
+	return rs
+}
+
+// BenchmarkLoad10kChanged: every rule differs from the rules in force.
+func BenchmarkLoad10kChanged(b *testing.B) {
+	e := core.NewEngine()
+	a, c := rules(10_000, 10), rules(10_000, 20)
+	i := 0
+	for b.Loop() {
+		i++
+		next := a
+		if i%2 == 0 {
+			next = c
+		}
+		if err := e.Flow().Load(next); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoad10kUnchanged: the same list again.
+func BenchmarkLoad10kUnchanged(b *testing.B) {
+	e := core.NewEngine()
+	a := rules(10_000, 10)
+	if err := e.Flow().Load(a); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := e.Flow().Load(a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFirstEnter: the first Enter of a resource never seen.
+func BenchmarkFirstEnter(b *testing.B) {
+	names := make([]string, b.N+1)
+	for i := range names {
+		names[i] = fmt.Sprintf("/api/items/%d", i)
+	}
+	e := core.NewEngine(core.WithMaxResources(1 << 30))
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		en, err := e.Enter(ctx, names[i])
+		if err != nil {
+			b.Fatal(err)
+		}
+		en.Exit()
+	}
+}
+
+// BenchmarkRetainedPerResource reports the heap kept per touched resource
+// without rules (bytes/resource).
+func BenchmarkRetainedPerResource(b *testing.B) {
+	const n = 20_000
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("/api/items/%d", i)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		e := core.NewEngine(core.WithMaxResources(n))
+		for _, name := range names {
+			en, _ := e.Enter(ctx, name)
+			en.Exit()
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "bytes/resource")
+		runtime.KeepAlive(e)
+	}
+}

@@ -1,0 +1,247 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/stat"
+)
+
+// Clock is the engine's source of time. Only differences between readings
+// matter: the engine measures from its creation, so a clock that jumps (a
+// wall clock set back) never corrupts windows when Now carries a monotonic
+// reading, as time.Now does.
+type Clock interface{ Now() time.Time }
+
+// Option configures an [Engine].
+type Option func(*config)
+
+type config struct {
+	clock        Clock
+	logger       *slog.Logger
+	flow         flow.Config
+	maxRT        time.Duration
+	maxResources int
+	stripes      int
+}
+
+// WithClock makes the engine read time from c instead of the time package.
+// Tests use it (or testing/synctest) to drive windows, warm-up and pacing.
+func WithClock(c Clock) Option { return func(cfg *config) { cfg.clock = c } }
+
+// WithLogger sets the logger for rule changes and rejected documents. The
+// engine is silent by default.
+func WithLogger(l *slog.Logger) Option { return func(cfg *config) { cfg.logger = l } }
+
+// WithColdFactor sets the warm-up cold factor (Sentinel's
+// csp.sentinel.flow.cold.factor): warm-up rules start at count/n. Values
+// below 2 keep the default, 3.
+func WithColdFactor(n int) Option { return func(cfg *config) { cfg.flow.ColdFactor = n } }
+
+// WithOccupyTimeout bounds how long a prioritized entry may wait for a
+// future window (default 500 ms).
+func WithOccupyTimeout(d time.Duration) Option {
+	return func(cfg *config) { cfg.flow.OccupyTimeout = d }
+}
+
+// WithMaxRT caps each recorded response time (Sentinel's
+// csp.sentinel.statistic.max.rt, default 4900 ms), so one stuck call does
+// not dominate averages.
+func WithMaxRT(d time.Duration) Option { return func(cfg *config) { cfg.maxRT = d } }
+
+// WithMaxResources bounds how many resources without rules get statistics
+// (default 10,000). Resources past the bound still pass every check, they
+// are just not measured; a resource that has rules, or that a rule refers
+// to, is always measured and checked, whatever the bound.
+func WithMaxResources(n int) Option { return func(cfg *config) { cfg.maxResources = n } }
+
+// Engine admits or rejects entries into resources according to its rules.
+// Create one with [NewEngine] or use the process-wide [Default]. An Engine
+// is safe for concurrent use.
+type Engine struct {
+	clock   Clock
+	epoch   time.Time
+	log     *slog.Logger
+	flowCfg flow.Config
+	maxRTMs int64
+
+	table   atomic.Pointer[table]
+	mu      sync.Mutex // serialises rule changes; readers never take it
+	nodes   registry
+	inbound *stat.Node
+
+	flow *RuleManager[flow.Rule]
+
+	closed atomic.Bool
+}
+
+// NewEngine returns an engine with no rules.
+func NewEngine(opts ...Option) *Engine {
+	cfg := config{
+		maxRT:        4900 * time.Millisecond,
+		maxResources: 10_000,
+		stripes:      2 * runtime.GOMAXPROCS(0),
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.logger == nil {
+		cfg.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	e := &Engine{
+		clock:   cfg.clock,
+		log:     cfg.logger,
+		flowCfg: cfg.flow,
+		maxRTMs: cfg.maxRT.Milliseconds(),
+		nodes:   registry{max: int64(cfg.maxResources), stripes: min(cfg.stripes, 16)},
+	}
+	if e.clock != nil {
+		e.epoch = e.clock.Now()
+	} else {
+		e.epoch = time.Now()
+	}
+	e.inbound = stat.NewNode(e.nodes.stripes)
+	e.table.Store(&table{})
+	e.flow = newRuleManager(e, flowKind)
+	return e
+}
+
+var (
+	defaultOnce   sync.Once
+	defaultEngine *Engine
+)
+
+// Default returns the process-wide engine, created on first use with no
+// options.
+func Default() *Engine {
+	defaultOnce.Do(func() { defaultEngine = NewEngine() })
+	return defaultEngine
+}
+
+// Flow returns the manager of the engine's flow rules.
+func (e *Engine) Flow() *RuleManager[flow.Rule] { return e.flow }
+
+// Close stops what the engine runs in the background. Entries keep
+// working with the rules in force; Close is idempotent.
+func (e *Engine) Close() error {
+	e.closed.Store(true)
+	return nil
+}
+
+// now returns the engine's time in nanoseconds since its creation.
+func (e *Engine) now() int64 {
+	if e.clock == nil {
+		return int64(time.Since(e.epoch))
+	}
+	return int64(e.clock.Now().Sub(e.epoch))
+}
+
+// wallTime converts engine time to a time.Time.
+func (e *Engine) wallTime(now int64) time.Time { return e.epoch.Add(time.Duration(now)) }
+
+// sleep waits d or until ctx is done. A Clock may implement
+// Sleep(ctx, d) error to take over waiting (a fake clock advances itself).
+func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
+	if s, ok := e.clock.(interface {
+		Sleep(context.Context, time.Duration) error
+	}); ok {
+		return s.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// ErrInvalidArgument is wrapped by the errors of Enter and Do for a bad
+// call: a nil context, an empty resource name, a count below 1, a nil fn.
+var ErrInvalidArgument = errors.New("core: invalid argument")
+
+// registry holds the statistics of every measured resource.
+type registry struct {
+	m       sync.Map // string → *resStats
+	n       atomic.Int64
+	max     int64
+	stripes int
+}
+
+// resStats is everything measured about one resource; it outlives rule
+// changes, so windows continue across them.
+type resStats struct {
+	node    *stat.Node
+	origins sync.Map // origin name → *stat.Node
+	nOrigin atomic.Int64
+	other   atomic.Pointer[stat.Node] // shared by origins past maxOrigins
+}
+
+// maxOrigins bounds the origins measured per resource; callers past it
+// share one node, which can only make limits stricter, never looser.
+const maxOrigins = 1000
+
+// get returns the statistics of a resource without rules, creating them
+// within the bound, or nil past it.
+func (r *registry) get(resource string) *resStats {
+	if s, ok := r.m.Load(resource); ok {
+		return s.(*resStats)
+	}
+	if r.n.Load() >= r.max {
+		return nil
+	}
+	s, loaded := r.m.LoadOrStore(resource, &resStats{node: stat.NewNode(1)})
+	if !loaded {
+		r.n.Add(1)
+	}
+	return s.(*resStats)
+}
+
+// pin returns the statistics of a resource that rules use, whatever the
+// bound, striped for concurrent writers. A resource measured before it had
+// rules gets a striped node now; its previous second of statistics is
+// carried by entries already in flight and then dropped.
+func (r *registry) pin(resource string) *resStats {
+	if v, ok := r.m.Load(resource); ok {
+		s := v.(*resStats)
+		if s.node.Second().Stripes() >= r.stripes {
+			return s
+		}
+		ns := &resStats{node: stat.NewNode(r.stripes)}
+		if r.m.CompareAndSwap(resource, s, ns) {
+			return ns
+		}
+		return r.pin(resource)
+	}
+	if _, loaded := r.m.LoadOrStore(resource, &resStats{node: stat.NewNode(r.stripes)}); !loaded {
+		r.n.Add(1)
+	}
+	return r.pin(resource)
+}
+
+// origin returns the node of one caller of the resource.
+func (s *resStats) origin(name string, stripes int) *stat.Node {
+	if n, ok := s.origins.Load(name); ok {
+		return n.(*stat.Node)
+	}
+	if s.nOrigin.Load() >= maxOrigins {
+		if n := s.other.Load(); n != nil {
+			return n
+		}
+		s.other.CompareAndSwap(nil, stat.NewNode(stripes))
+		return s.other.Load()
+	}
+	n, loaded := s.origins.LoadOrStore(name, stat.NewNode(stripes))
+	if !loaded {
+		s.nOrigin.Add(1)
+	}
+	return n.(*stat.Node)
+}

@@ -1,0 +1,335 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/stat"
+)
+
+// BlockKind is the kind of rule that blocked an entry.
+type BlockKind int
+
+// Block kinds, in checking order.
+const (
+	BlockAuthority BlockKind = iota + 1
+	BlockSystem
+	BlockHotspot
+	BlockFlow
+	BlockCircuitBreaker
+)
+
+func (k BlockKind) String() string {
+	switch k {
+	case BlockAuthority:
+		return "authority"
+	case BlockSystem:
+		return "system"
+	case BlockHotspot:
+		return "hotspot"
+	case BlockFlow:
+		return "flow"
+	case BlockCircuitBreaker:
+		return "circuitbreaker"
+	}
+	return fmt.Sprintf("BlockKind(%d)", int(k))
+}
+
+// ErrBlocked is matched by every [*BlockError]: errors.Is(err,
+// core.ErrBlocked) tells a blocked entry from a failed call.
+var ErrBlocked = errors.New("core: blocked")
+
+// BlockError is returned by Enter and Do when a rule blocks an entry. The
+// engine builds one per rule when rules load and returns it as is, so the
+// blocked path allocates nothing: treat it as read-only.
+type BlockError struct {
+	Kind     BlockKind
+	Resource string
+	// Rule is the rule that blocked, by value: a flow.Rule,
+	// circuitbreaker.Rule, system.Rule, authority.Rule or hotspot.Rule.
+	Rule any
+	// Detail says more where the kind needs it (the system metric that
+	// tripped, the breaker state).
+	Detail string
+}
+
+func (b *BlockError) Error() string {
+	msg := fmt.Sprintf("core: %s blocked by %s", b.Resource, describeRule(b.Kind, b.Rule))
+	if b.Detail != "" {
+		msg += " (" + b.Detail + ")"
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrBlocked) true.
+func (b *BlockError) Is(target error) bool { return target == ErrBlocked }
+
+// describeRule names a rule in a block message.
+func describeRule(k BlockKind, rule any) string {
+	switch r := rule.(type) {
+	case flow.Rule:
+		return describeFlow(r)
+	}
+	return k.String() + " rule"
+}
+
+// EntryOption qualifies one entry. Options are small values, not closures,
+// so passing them costs no allocation.
+type EntryOption struct {
+	kind   entryOptKind
+	s      string
+	n      int
+	args   []any
+	toggle bool
+}
+
+type entryOptKind uint8
+
+const (
+	optInbound entryOptKind = iota + 1
+	optOrigin
+	optArgs
+	optCount
+	optPriority
+)
+
+// Inbound marks the entry as inbound traffic: system rules apply to it and
+// it counts toward the inbound totals.
+func Inbound() EntryOption { return EntryOption{kind: optInbound} }
+
+// WithOrigin names the caller (Sentinel's origin), matched by flow rules'
+// limitApp and by authority rules.
+func WithOrigin(origin string) EntryOption { return EntryOption{kind: optOrigin, s: origin} }
+
+// WithArgs passes the call's parameters, matched by hot-parameter rules
+// through their paramIdx.
+func WithArgs(args ...any) EntryOption { return EntryOption{kind: optArgs, args: args} }
+
+// WithCount sets how many tokens the entry takes (default 1). It must be at
+// least 1.
+func WithCount(n int) EntryOption { return EntryOption{kind: optCount, n: n} }
+
+// WithPriority marks the entry prioritized: a QPS flow rule with the reject
+// behavior lets it occupy a future window, waiting up to the occupy timeout,
+// instead of rejecting it.
+func WithPriority() EntryOption { return EntryOption{kind: optPriority} }
+
+type contextNameKey struct{}
+
+// WithContextName returns a context that names the call chain's entrance;
+// entries under it are matched by chain-strategy flow rules whose
+// refResource is name (Sentinel's ContextUtil.enter(name)).
+func WithContextName(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, contextNameKey{}, name)
+}
+
+// Entry is an admitted call into a resource. Call Exit when the call ends,
+// exactly once per Enter (further calls do nothing). An Entry belongs to
+// the goroutine that entered; SetError and Exit must not race each other.
+type Entry struct {
+	e           *Engine
+	ctx         context.Context
+	res         *resource
+	stats       *resStats
+	originNode  *stat.Node
+	chainNode   *stat.Node
+	origin      string
+	contextName string
+	args        []any
+	count       int64
+	start       int64
+	err         error
+	inbound     bool
+	prioritized bool
+	occupied    bool
+	waited      bool
+	exited      bool
+}
+
+// Enter asks to enter resource. It returns an *Entry to Exit when the call
+// ends, or an error: a *BlockError when a rule blocked it
+// (errors.Is(err, ErrBlocked)), an error wrapping ErrInvalidArgument for a
+// bad call, or the context's error when ctx ended while the entry was
+// waiting for its turn.
+//
+// Enter is small enough to be inlined, so when the caller does not let the
+// Entry escape it lives on the caller's stack and entering allocates
+// nothing.
+func (e *Engine) Enter(ctx context.Context, resource string, opts ...EntryOption) (*Entry, error) {
+	return e.enter(ctx, new(Entry), resource, opts)
+}
+
+// Do runs fn inside an entry of resource: it returns Enter's error without
+// calling fn when the entry is not admitted, and fn's error otherwise, which
+// it also records for error-based circuit breakers. A panic in fn is
+// recorded as an error and continues unwinding.
+func (e *Engine) Do(ctx context.Context, resource string, fn func(context.Context) error, opts ...EntryOption) error {
+	if fn == nil {
+		return fmt.Errorf("%w: nil fn", ErrInvalidArgument)
+	}
+	var en Entry
+	if _, err := e.enter(ctx, &en, resource, opts); err != nil {
+		return err
+	}
+	completed := false
+	defer func() {
+		if !completed {
+			en.err = errPanicked
+			en.Exit()
+		}
+	}()
+	err := fn(en.ctx)
+	completed = true
+	en.err = err
+	en.Exit()
+	return err
+}
+
+var errPanicked = errors.New("core: panic in Do")
+
+// SetError records that the call failed; error-based circuit breakers and
+// the exception statistics count it when the entry exits. A nil err clears
+// an earlier one.
+func (en *Entry) SetError(err error) {
+	if en != nil {
+		en.err = err
+	}
+}
+
+// enter admits en into resource and returns it, or returns nil and why not.
+func (e *Engine) enter(ctx context.Context, en *Entry, resource string, opts []EntryOption) (*Entry, error) {
+	if ctx == nil || resource == "" {
+		return nil, badCall(ctx, resource)
+	}
+	en.e, en.ctx, en.count = e, ctx, 1
+	for i := range opts {
+		o := &opts[i]
+		switch o.kind {
+		case optInbound:
+			en.inbound = true
+		case optOrigin:
+			en.origin = o.s
+		case optArgs:
+			en.args = o.args
+		case optCount:
+			if o.n < 1 {
+				return nil, badCount(o.n)
+			}
+			en.count = int64(o.n)
+		case optPriority:
+			en.prioritized = true
+		}
+	}
+	now := e.now()
+	t := e.table.Load()
+	r := t.res[resource]
+	if r != nil {
+		en.res, en.stats = r, r.stats
+		if fs := r.flow; fs != nil {
+			if en.origin != "" && fs.needOrigin {
+				en.originNode = fs.stats.origin(en.origin, e.nodes.stripes)
+			}
+			if fs.chains != nil {
+				if name, ok := ctx.Value(contextNameKey{}).(string); ok {
+					en.contextName = name
+					en.chainNode = fs.chains[name]
+				}
+			}
+		}
+	} else {
+		en.stats = e.nodes.get(resource)
+	}
+	if r != nil {
+		if err := e.check(t, r, en, now); err != nil {
+			e.recordBlock(en, now, err)
+			return nil, err
+		}
+		if en.waited {
+			now = e.now()
+		}
+	}
+	e.recordPass(en, now)
+	return en, nil
+}
+
+func badCall(ctx context.Context, resource string) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	return fmt.Errorf("%w: empty resource name", ErrInvalidArgument)
+}
+
+func badCount(n int) error { return fmt.Errorf("%w: count %d < 1", ErrInvalidArgument, n) }
+
+// check runs the rule kinds in Sentinel's order.
+func (e *Engine) check(t *table, r *resource, en *Entry, now int64) error {
+	if r.flow != nil {
+		if err := e.checkFlow(r.flow, en, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) recordPass(en *Entry, now int64) {
+	ms := now / nsPerMs
+	en.start = now
+	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
+		if n == nil {
+			continue
+		}
+		if en.occupied {
+			n.AddPass(ms, 0) // counted ahead, in the window it occupied
+		} else {
+			n.AddPass(ms, en.count)
+		}
+	}
+}
+
+func (e *Engine) recordBlock(en *Entry, now int64, err error) {
+	if _, ok := err.(*BlockError); !ok {
+		return // the wait was cancelled: neither a pass nor a block
+	}
+	ms := now / nsPerMs
+	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
+		if n != nil {
+			n.AddBlock(ms, en.count)
+		}
+	}
+}
+
+const nsPerMs = 1_000_000
+
+func (en *Entry) node() *stat.Node {
+	if en.stats == nil {
+		return nil
+	}
+	return en.stats.node
+}
+
+func (en *Entry) inboundNode() *stat.Node {
+	if en.inbound {
+		return en.e.inbound
+	}
+	return nil
+}
+
+// Exit ends the entry: it records the response time and whether the call
+// failed. Calling it again does nothing.
+func (en *Entry) Exit() {
+	if en == nil || en.exited {
+		return
+	}
+	en.exited = true
+	now := en.e.now()
+	rt := min((now-en.start)/nsPerMs, en.e.maxRTMs)
+	ms := now / nsPerMs
+	failed := en.err != nil
+	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
+		if n != nil {
+			n.AddCompletion(ms, en.count, rt, failed)
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package core
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/stat"
+)
+
+var flowKind = kind[flow.Rule]{
+	name:     "flow",
+	validate: flow.Rule.Validate,
+	equal:    func(a, b flow.Rule) bool { return a == b },
+	resource: func(r flow.Rule) string { return r.Resource },
+	rules:    func(t *table) []flow.Rule { return t.flowRules },
+	install:  installFlow,
+}
+
+// flowSet is the compiled flow rules of one resource, in checking order:
+// rules for named origins, then "other", then "default" (Sentinel's order).
+type flowSet struct {
+	stats  *resStats
+	checks []*flowCheck
+	// named holds the origins some rule names, for "other".
+	named map[string]bool
+	// needOrigin: some rule reads per-origin statistics.
+	needOrigin bool
+	// chains are the (context, resource) nodes of chain rules, by context.
+	chains map[string]*stat.Node
+}
+
+type flowCheck struct {
+	rule  flow.Rule
+	ctrl  flow.Controller
+	block *BlockError
+	ref   *stat.Node // Relate: the related resource's node; Chain: the context's node
+}
+
+func limitApp(r flow.Rule) string {
+	if r.LimitApp == "" {
+		return flow.LimitAppDefault
+	}
+	return r.LimitApp
+}
+
+func originRank(r flow.Rule) int {
+	switch limitApp(r) {
+	case flow.LimitAppDefault:
+		return 2
+	case flow.LimitAppOther:
+		return 1
+	}
+	return 0
+}
+
+func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
+	next.flowRules = rules
+	next.flow = make(map[string]*flowSet)
+	reused := map[*flowCheck]bool{} // each old controller goes to one new rule
+	for _, r := range rules {
+		if !r.AppliesLocally() {
+			continue
+		}
+		fs := next.flow[r.Resource]
+		if fs == nil {
+			fs = &flowSet{stats: e.nodes.pin(r.Resource), named: map[string]bool{}}
+			next.flow[r.Resource] = fs
+		}
+		fc := &flowCheck{rule: r}
+		if old := prev.flow[r.Resource]; old != nil {
+			if i := slices.IndexFunc(old.checks, func(c *flowCheck) bool { return c.rule == r && !reused[c] }); i >= 0 {
+				reused[old.checks[i]] = true
+				fc.ctrl = old.checks[i].ctrl
+			}
+		}
+		if fc.ctrl == nil {
+			fc.ctrl = flow.NewController(r, e.flowCfg)
+		}
+		fc.block = &BlockError{Kind: BlockFlow, Resource: r.Resource, Rule: r}
+		la := limitApp(r)
+		if la != flow.LimitAppDefault && la != flow.LimitAppOther {
+			fs.named[la] = true
+		}
+		if la != flow.LimitAppDefault && r.Strategy == flow.Direct {
+			fs.needOrigin = true
+		}
+		switch r.Strategy {
+		case flow.Relate:
+			fc.ref = e.nodes.pin(r.RefResource).node
+		case flow.Chain:
+			if fs.chains == nil {
+				fs.chains = map[string]*stat.Node{}
+			}
+			n := fs.chains[r.RefResource]
+			if n == nil {
+				n = e.chainNode(r.Resource, r.RefResource)
+				fs.chains[r.RefResource] = n
+			}
+			fc.ref = n
+		}
+		if r.ControlBehavior == flow.WarmUp || r.ControlBehavior == flow.WarmUpRateLimiter {
+			fs.stats.node.Minute() // warm-up reads the previous second
+		}
+		fs.checks = append(fs.checks, fc)
+	}
+	for _, fs := range next.flow {
+		slices.SortStableFunc(fs.checks, func(a, b *flowCheck) int {
+			return cmp.Compare(originRank(a.rule), originRank(b.rule))
+		})
+	}
+}
+
+// chainNode returns the statistics of resource entered through context
+// ctxName; they live as long as the engine, so a chain rule that comes back
+// finds its window.
+func (e *Engine) chainNode(resource, ctxName string) *stat.Node {
+	return e.nodes.pin("\x00chain\x00" + ctxName + "\x00" + resource).node
+}
+
+// node selects the statistics a rule is checked against for this entry, or
+// nil when the rule does not apply to it (Sentinel's
+// selectNodeByRequesterAndStrategy).
+func (fc *flowCheck) node(fs *flowSet, en *Entry) *stat.Node {
+	la := limitApp(fc.rule)
+	var direct *stat.Node
+	switch {
+	case la == flow.LimitAppDefault:
+		direct = fs.stats.node
+	case la == flow.LimitAppOther:
+		if en.origin == "" || fs.named[en.origin] {
+			return nil
+		}
+		direct = en.originNode
+	case la == en.origin:
+		direct = en.originNode
+	default:
+		return nil
+	}
+	switch fc.rule.Strategy {
+	case flow.Direct:
+		return direct
+	case flow.Relate:
+		return fc.ref
+	case flow.Chain:
+		if en.contextName != fc.rule.RefResource {
+			return nil
+		}
+		return fc.ref
+	}
+	return nil
+}
+
+// checkFlow runs the resource's flow rules for an entry. It may wait (pacing,
+// occupied windows); the wait honours ctx.
+func (e *Engine) checkFlow(fs *flowSet, en *Entry, now int64) error {
+	for _, fc := range fs.checks {
+		n := fc.node(fs, en)
+		if n == nil {
+			continue
+		}
+		d := fc.ctrl.Check(n, now, en.count, en.prioritized)
+		if d.Blocked {
+			return fc.block
+		}
+		if d.Occupied {
+			en.occupied = true
+		}
+		if d.Wait > 0 {
+			en.waited = true
+			if err := e.sleep(en.ctx, d.Wait); err != nil {
+				return fmt.Errorf("core: %s: waiting for flow rule: %w", fc.rule.Resource, err)
+			}
+		}
+	}
+	return nil
+}
+
+func describeFlow(r flow.Rule) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "flow rule %s %g", r.Grade, r.Count)
+	if r.Grade == flow.GradeQPS && r.ControlBehavior != flow.Reject {
+		fmt.Fprintf(&b, " %s", r.ControlBehavior)
+	}
+	if la := limitApp(r); la != flow.LimitAppDefault {
+		fmt.Fprintf(&b, " limitApp=%s", la)
+	}
+	if r.Strategy != flow.Direct {
+		fmt.Fprintf(&b, " %s=%s", r.Strategy, r.RefResource)
+	}
+	return b.String()
+}

@@ -1,0 +1,269 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrInvalidRules is wrapped by every [*ValidationError]:
+// errors.Is(err, core.ErrInvalidRules) tells a rejected rule list apart
+// from other failures.
+var ErrInvalidRules = errors.New("core: invalid rules")
+
+// RuleError is one rule that failed validation.
+type RuleError struct {
+	Index int   // position in the list given to Load
+	Rule  any   // the rule itself
+	Err   error // every problem, each "field: problem"
+}
+
+func (e RuleError) Error() string {
+	var b strings.Builder
+	for i, p := range flatten(e.Err) {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "rules[%d].%v", e.Index, p)
+	}
+	return b.String()
+}
+
+// ValidationError lists the invalid rules of a Load. In strict mode (the
+// default) nothing was applied; in lenient mode the valid rules were.
+type ValidationError struct {
+	Kind    string      // "flow", "circuitbreaker", …
+	Rules   []RuleError // every invalid rule, in list order
+	Applied bool        // true in lenient mode: the valid rules are in force
+}
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	if e.Applied {
+		fmt.Fprintf(&b, "core: %d invalid %s rule(s) skipped: ", len(e.Rules), e.Kind)
+	} else {
+		fmt.Fprintf(&b, "core: %s rules rejected, previous rules kept: ", e.Kind)
+	}
+	for i, r := range e.Rules {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(r.Error())
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrInvalidRules) true.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalidRules }
+
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
+}
+
+// RuleChange describes one swap of a kind's rules, for audit logs.
+type RuleChange[R any] struct {
+	Old, New []R
+	// Added are rules of New with no equal rule in Old; Removed the
+	// reverse. A rule whose threshold changed is both removed (old form)
+	// and added (new form).
+	Added, Removed []R
+	// Resources are the resources whose rules changed, sorted.
+	Resources []string
+	Time      time.Time
+}
+
+// kind describes one rule type to the generic manager.
+type kind[R any] struct {
+	name     string
+	validate func(R) error
+	equal    func(a, b R) bool
+	resource func(R) string
+	// rules returns the kind's rules in force in t.
+	rules func(t *table) []R
+	// install compiles rules into next, reusing the state of equal rules in
+	// prev.
+	install func(e *Engine, next, prev *table, rules []R)
+}
+
+// RuleManager holds one kind of rules of an [Engine]. Load swaps a whole
+// list in atomically; Register attaches a [Property] that a datasource
+// feeds. All methods are safe for concurrent use.
+type RuleManager[R any] struct {
+	e       *Engine
+	k       kind[R]
+	lenient atomic.Bool
+
+	regMu  sync.Mutex
+	cancel func()
+
+	lmu       sync.Mutex
+	listeners map[uint64]func(RuleChange[R])
+	nextID    uint64
+}
+
+func newRuleManager[R any](e *Engine, k kind[R]) *RuleManager[R] {
+	return &RuleManager[R]{e: e, k: k, listeners: make(map[uint64]func(RuleChange[R]))}
+}
+
+// SetLenient switches the manager between strict (the default: one invalid
+// rule rejects the whole list) and lenient (valid rules are applied, and
+// Load's *ValidationError lists the skipped ones with Applied set).
+func (m *RuleManager[R]) SetLenient(lenient bool) { m.lenient.Store(lenient) }
+
+// Rules returns a copy of the rules in force.
+func (m *RuleManager[R]) Rules() []R { return slices.Clone(m.k.rules(m.e.table.Load())) }
+
+// Register makes p the source of this manager's rules, replacing any
+// earlier property (Sentinel's register2Property): the manager stops
+// listening to the old one, and p's current value, if any, is loaded at
+// once. Every later p.Set loads the new list and returns Load's error to
+// the caller of Set.
+func (m *RuleManager[R]) Register(p *Property[[]R]) {
+	m.regMu.Lock()
+	defer m.regMu.Unlock()
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.cancel = p.Listen(m.Load)
+}
+
+// OnChange calls fn after every swap of this kind's rules, in order, from
+// the goroutine that loaded them; fn must not load rules itself.
+func (m *RuleManager[R]) OnChange(fn func(RuleChange[R])) (cancel func()) {
+	m.lmu.Lock()
+	defer m.lmu.Unlock()
+	id := m.nextID
+	m.nextID++
+	m.listeners[id] = fn
+	return func() {
+		m.lmu.Lock()
+		defer m.lmu.Unlock()
+		delete(m.listeners, id)
+	}
+}
+
+// Load validates every rule and swaps the list in. In strict mode an
+// invalid rule rejects the whole list: the returned *ValidationError names
+// every bad rule by index and field, and the rules in force do not change.
+// A list equal to the one in force is recognised and skipped. Rules equal
+// to rules in force keep their state.
+func (m *RuleManager[R]) Load(rules []R) error {
+	valid, verr := m.check(rules)
+	if verr != nil && !verr.Applied {
+		m.e.log.Warn("rules rejected", "kind", m.k.name, "err", verr)
+		return verr
+	}
+	m.e.mu.Lock()
+	prev := m.e.table.Load()
+	if slices.EqualFunc(valid, m.k.rules(prev), m.k.equal) {
+		m.e.mu.Unlock()
+		if verr != nil {
+			return verr
+		}
+		return nil
+	}
+	next := prev.clone()
+	m.k.install(m.e, next, prev, valid)
+	next.merge()
+	m.e.table.Store(next)
+	m.notify(prev, next)
+	m.e.mu.Unlock()
+	if verr != nil {
+		return verr
+	}
+	return nil
+}
+
+// check validates rules; in lenient mode it returns the valid ones.
+func (m *RuleManager[R]) check(rules []R) ([]R, *ValidationError) {
+	var bad []RuleError
+	for i, r := range rules {
+		if err := m.k.validate(r); err != nil {
+			bad = append(bad, RuleError{Index: i, Rule: r, Err: err})
+		}
+	}
+	if len(bad) == 0 {
+		return slices.Clone(rules), nil
+	}
+	verr := &ValidationError{Kind: m.k.name, Rules: bad}
+	if !m.lenient.Load() {
+		return nil, verr
+	}
+	verr.Applied = true
+	valid := make([]R, 0, len(rules)-len(bad))
+	j := 0
+	for i, r := range rules {
+		if j < len(bad) && bad[j].Index == i {
+			j++
+			continue
+		}
+		valid = append(valid, r)
+	}
+	return valid, verr
+}
+
+// notify tells listeners about the swap from prev to next. It runs under
+// the engine's rule lock, so listeners see swaps in order.
+func (m *RuleManager[R]) notify(prev, next *table) {
+	m.lmu.Lock()
+	fns := make([]func(RuleChange[R]), 0, len(m.listeners))
+	for _, fn := range m.listeners {
+		fns = append(fns, fn)
+	}
+	m.lmu.Unlock()
+	old, cur := m.k.rules(prev), m.k.rules(next)
+	m.e.log.Info("rules changed", "kind", m.k.name, "old", len(old), "new", len(cur))
+	if len(fns) == 0 {
+		return
+	}
+	c := RuleChange[R]{Old: slices.Clone(old), New: slices.Clone(cur), Time: m.e.wallTime(m.e.now())}
+	c.Added, c.Removed, c.Resources = diff(old, cur, m.k.equal, m.k.resource)
+	for _, fn := range fns {
+		fn(c)
+	}
+}
+
+// diff returns the rules only in cur, only in old, and the sorted
+// resources they belong to; rules are compared within their resource only.
+func diff[R any](old, cur []R, equal func(a, b R) bool, resource func(R) string) (added, removed []R, resources []string) {
+	byRes := func(rs []R) map[string][]R {
+		m := make(map[string][]R)
+		for _, r := range rs {
+			m[resource(r)] = append(m[resource(r)], r)
+		}
+		return m
+	}
+	oldBy, curBy := byRes(old), byRes(cur)
+	touched := map[string]bool{}
+	for _, r := range cur {
+		if !slices.ContainsFunc(oldBy[resource(r)], func(o R) bool { return equal(o, r) }) {
+			added = append(added, r)
+			touched[resource(r)] = true
+		}
+	}
+	for _, o := range old {
+		if !slices.ContainsFunc(curBy[resource(o)], func(r R) bool { return equal(o, r) }) {
+			removed = append(removed, o)
+			touched[resource(o)] = true
+		}
+	}
+	for r := range touched {
+		resources = append(resources, r)
+	}
+	slices.Sort(resources)
+	return added, removed, resources
+}

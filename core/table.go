@@ -1,0 +1,48 @@
+package core
+
+import (
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/stat"
+)
+
+// table is one immutable generation of every rule kind, compiled. Enter
+// loads it once through an atomic pointer: it sees this generation whole,
+// and a swap never disturbs it.
+type table struct {
+	flowRules []flow.Rule
+	flow      map[string]*flowSet // by resource
+
+	// res merges every resource-scoped kind: one map lookup per Enter.
+	res map[string]*resource
+}
+
+// resource is what Enter needs about one resource that has rules.
+type resource struct {
+	stats *resStats
+	flow  *flowSet
+}
+
+func (t *table) clone() *table {
+	c := *t
+	c.res = nil
+	return &c
+}
+
+// merge rebuilds the per-resource index from the kinds' compiled maps.
+func (t *table) merge() {
+	t.res = make(map[string]*resource, len(t.flow))
+	at := func(name string, s *resStats) *resource {
+		r := t.res[name]
+		if r == nil {
+			r = &resource{stats: s}
+			t.res[name] = r
+		}
+		return r
+	}
+	for name, fs := range t.flow {
+		at(name, fs.stats).flow = fs
+	}
+}
+
+// node returns the resource's own statistics node.
+func (r *resource) node() *stat.Node { return r.stats.node }
