@@ -130,6 +130,11 @@ func startNacosLocal(t testing.TB) *Server {
 	if err := b.start(ctx); err != nil {
 		failStart(t, "nacos", b, err)
 	}
+	if b.ns != nil {
+		t.Logf("nacos (local mode): Polaris in a private network namespace, forwarded from %s and port +%d", addr, NacosGRPCPortOffset)
+	} else {
+		t.Logf("nacos (local mode): Polaris on %s in this loopback-only network namespace", addr)
+	}
 	return newServer(t, "nacos", ModeLocal, addr, nil, b)
 }
 
