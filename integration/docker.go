@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,8 +32,31 @@ var dockerClient = sync.OnceValues(func() (*testcontainers.DockerClient, error) 
 		cli.Close()
 		return nil, fmt.Errorf("docker daemon does not answer: %w", err)
 	}
+	reapStale(ctx, cli)
 	return cli, nil
 })
+
+// Labels put on every container, so containers left by a test binary that was killed
+// (cleanup never ran, and the reaper is usually disabled) are removed by the next one.
+const (
+	labelKind = "org.bulwark-go.integration"
+	labelPID  = "org.bulwark-go.integration.pid"
+)
+
+// reapStale removes containers started by test binaries that no longer run.
+func reapStale(ctx context.Context, cli *testcontainers.DockerClient) {
+	res, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", labelPID)})
+	if err != nil {
+		return
+	}
+	for _, c := range res.Items {
+		pid, err := strconv.Atoi(c.Labels[labelPID])
+		if err != nil || pid <= 0 || !processGone(pid) {
+			continue
+		}
+		_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	}
+}
 
 var imagePresent sync.Map // image name -> bool
 
@@ -96,7 +120,7 @@ func startContainer(t testing.TB, spec containerSpec) (*containerBackend, string
 			Entrypoint:   spec.entrypoint,
 			ExposedPorts: []string{ctrPort.String()},
 			Files:        spec.files,
-			Labels:       map[string]string{"org.bulwark-go.integration": spec.kind, "org.bulwark-go.integration.pid": strconv.Itoa(os.Getpid())},
+			Labels:       map[string]string{labelKind: spec.kind, labelPID: strconv.Itoa(os.Getpid())},
 			HostConfigModifier: func(hc *container.HostConfig) {
 				// A fixed host port on loopback: the address survives stop and start.
 				hc.PortBindings = network.PortMap{ctrPort: {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(hostPort)}}}
@@ -192,4 +216,18 @@ func (b *containerBackend) logTail(ctx context.Context, lines int) string {
 		return fmt.Sprintf("(read container log: %v)", err)
 	}
 	return tailLines(strings.ReplaceAll(string(data), "\r\n", "\n"), lines)
+}
+
+// processGone reports whether pid has exited (a zombie counts as gone).
+func processGone(pid int) bool {
+	if syscall.Kill(pid, 0) == syscall.ESRCH {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses; state follows the last ")".
+	i := strings.LastIndexByte(string(stat), ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -37,7 +39,7 @@ func (p *process) run() error {
 	// Its own process group, so a stop kills every descendant; SIGKILL when the thread
 	// that started it (normally: the test binary) dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := startOnForkThread(cmd); err != nil {
 		logf.Close()
 		return fmt.Errorf("run %s: %w", p.argv[0], err)
 	}
@@ -127,3 +129,25 @@ const (
 	sigStop = syscall.SIGSTOP
 	sigCont = syscall.SIGCONT
 )
+
+// forkThread runs functions on one OS thread that is locked and never exits. Pdeathsig
+// fires when the thread that started the child exits, not the process; Go may end a
+// thread (a goroutine that exits while locked to it, as network-namespace code does), so
+// children are started from this thread only. It is started on first use.
+var forkThread = sync.OnceValue(func() chan<- func() {
+	ch := make(chan func())
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread lives as long as the binary
+		for f := range ch {
+			f()
+		}
+	}()
+	return ch
+})
+
+// startOnForkThread starts cmd from forkThread.
+func startOnForkThread(cmd *exec.Cmd) error {
+	errc := make(chan error, 1)
+	forkThread() <- func() { errc <- cmd.Start() }
+	return <-errc
+}

@@ -131,17 +131,15 @@ func (p *proxy) wait() bool {
 		if stopped {
 			return false
 		}
-		select {
-		case <-ch:
-			p.mu.Lock()
-			paused, stopped := p.paused, p.ln == nil
-			p.mu.Unlock()
-			if stopped {
-				return false
-			}
-			if !paused {
-				return true
-			}
+		<-ch
+		p.mu.Lock()
+		paused, stopped := p.paused, p.ln == nil
+		p.mu.Unlock()
+		if stopped {
+			return false
+		}
+		if !paused {
+			return true
 		}
 	}
 }
