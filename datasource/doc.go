@@ -1,0 +1,111 @@
+// Package datasource is bulwark's dynamic rule datasource framework: it
+// keeps a [core.Property] (and so the RuleManager registered on it) in step
+// with a rule document that lives in a config center or a file, and writes
+// documents back safely.
+//
+// A backend (package file, etcd, redis, zookeeper, nacos) is thin: a
+// [Source] that reads the document, usually a [Watcher] that pushes change
+// hints, and a [Sink] that writes with compare-and-set. Everything else
+// lives here, once: the first read, following pushes, resync after a
+// broken watch, polling when there is no push, the periodic reconcile,
+// dedupe, retry with backoff and jitter, the last-good cache, Status, and
+// the read-modify-write loop of [Writable.Update].
+//
+// # Reading: Readable
+//
+//	src := file.New("/etc/order-service/flow-rules.json")
+//	ds := datasource.NewReadable(src, converter.FlowRules(), datasource.WithCacheDir(cacheDir))
+//	engine.Flow().Register(ds.Property())
+//	if err := ds.Start(ctx); err != nil { /* no rules yet: source down and no cache */ }
+//	defer ds.Close()
+//
+// [Readable.Start] reads the document and applies it before it returns;
+// when the Source cannot be read (or its document is rejected) it applies
+// the last-good cache (WithCacheDir), and Status().FromCache says so. It
+// returns an error only when nothing could be applied, and keeps trying in
+// the background in every case, until Close.
+//
+// Then, if the Source is a Watcher, the Readable watches from the snapshot
+// it read. A push is a hint: the Readable reads again. When a watch breaks
+// (Watch returns), it backs off, reads again, and watches again from that
+// read, so nothing that changed while it was disconnected is missed. A
+// reconcile read every WithReconcileInterval (30 s) catches a push that
+// was lost anyway. A Source without a Watcher, or whose Watch reports
+// [ErrWatchUnsupported], is read every WithPollInterval (1 s).
+//
+// One goroutine reads, decodes and sets, so values are applied in order;
+// hints that arrive while it works coalesce into one read, and the latest
+// document wins. A document whose revision (or content) is the one read
+// last is not decoded nor set again.
+//
+// Absent, empty and unreachable are different:
+//
+//   - a read error (unreachable, timeout) never changes the value; Status.Err
+//     names it, Failures counts, and the read is retried with exponential
+//     backoff (WithBackoff, 100 ms doubling to 30 s, each delay jittered
+//     within its upper half);
+//   - a missing document sets the zero value of T (no rules), unless
+//     WithKeepOnMissing; an empty document ("[]" for rule lists) is a
+//     document, and clears the rules as any other would;
+//   - a document that does not decode, or that a listener of the Property
+//     rejects (a RuleManager returns its validation error from Property.Set),
+//     is rejected: the running rules stay, the cache keeps the last good
+//     document, Status.Err wraps the decode or validation error and
+//     Failures counts. It is not decoded again until its revision changes.
+//
+// [Readable.Close] is idempotent: it cancels, waits for every goroutine the
+// Readable started, and closes the Source.
+//
+// # Writing: Writable
+//
+// A [Writable] encodes a value and writes it through the backend's Sink
+// with compare-and-set against the revision it last read, so a concurrent
+// edit makes the write fail with [ErrConflict] instead of being lost.
+// [Writable.Update] reads, decodes, applies a function and writes with
+// compare-and-set, starting again on conflict: this is how a tool changes
+// one threshold without losing someone else's edit. The running rules
+// change only when the Readable reads the new document; [WaitApplied]
+// makes writes wait for that (and report a rejection).
+//
+// # Implementing a backend
+//
+// Source.Read returns the document as it is now:
+//
+//   - a document that does not exist is Snapshot{Missing: true} and a nil
+//     error (never an error: "absent" is an answer, "unreachable" is not);
+//   - any error means the backend could not answer; Read must respect ctx;
+//   - Revision must change whenever the content changes, and two snapshots
+//     with the same Revision must hold the same bytes. Use the backend's
+//     version (etcd mod revision, ZooKeeper version) or [ContentRevision].
+//     An empty Revision on a present document is replaced by its
+//     ContentRevision. A missing document's Revision is "".
+//   - Read must not keep Data: the framework may hold it.
+//
+// Source.Close releases what the Source owns (not a client the user
+// passed in); the Readable calls it once, from its Close.
+//
+// Watcher.Watch blocks until ctx is done (then it returns, with ctx.Err()
+// or nil) or the watch breaks (then it returns the cause). It calls
+// changed after every change later than from, including changes made
+// between the read of from and the moment the watch was set up (etcd:
+// watch from revision+1; others: read once the watch is armed and compare
+// with from). changed is a hint and never blocks: the Snapshot it is given
+// may be empty or partial; the framework reads again. changed may be
+// called from any goroutine, but not after Watch returned. A Watch that
+// can never work here returns an error wrapping ErrWatchUnsupported (and is
+// not called again; the Readable polls). Watch must not retry forever by
+// itself: returning is how the framework learns it must resync.
+//
+// Sink.Write stores data only if the document's current revision equals
+// expectRevision, where "" means the document must not exist (create), and
+// returns the snapshot a Read would now return. Otherwise it stores
+// nothing and returns an error wrapping [ErrConflict]. The comparison and
+// the store are one atomic step in the backend (a transaction, a lock).
+// A backend's Sink is also its Source.
+//
+// Errors are "datasource: <name>: ..." and wrap their cause: test them
+// with errors.Is ([ErrClosed], [ErrConflict], [ErrNotApplied], the
+// converter's and the RuleManager's errors).
+//
+// Package datasourcetest checks all of this against a real backend.
+package datasource

@@ -1,0 +1,287 @@
+package file_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/file"
+)
+
+const wait = 10 * time.Second
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv("BULWARK_FILE_TEST_WRITER"); path != "" {
+		os.Exit(writerProcess(path))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+type codec struct{}
+
+func (codec) Convert(data []byte) ([]string, error) {
+	var v []string
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	return v, nil
+}
+
+func (codec) Encode(v []string) ([]byte, error) { return json.Marshal(v) }
+
+func doc(v ...string) []byte { b, _ := json.Marshal(v); return b }
+
+// watchOnly starts a Readable that can learn of changes only through Watch.
+func watchOnly(t *testing.T, src *file.Source) *datasource.Readable[[]string] {
+	t.Helper()
+	r := datasource.NewReadable(src, codec{},
+		datasource.WithPollInterval(time.Hour), datasource.WithReconcileInterval(time.Hour),
+		datasource.WithBackoff(5*time.Millisecond, 50*time.Millisecond))
+	t.Cleanup(func() { require.NoError(t, r.Close()) })
+	require.NoError(t, r.Start(t.Context()))
+	return r
+}
+
+func waitValue(t *testing.T, r *datasource.Readable[[]string], want ...string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		v, ok := r.Property().Get()
+		return ok && slices.Equal(v, want) && (v == nil) == (want == nil)
+	}, wait, time.Millisecond, "want %q", want)
+}
+
+// A Kubernetes ConfigMap volume: rules.json -> ..data/rules.json, and
+// ..data -> ..<timestamp>, swapped by renaming a new link over ..data.
+func TestConfigMapSymlinkSwap(t *testing.T) {
+	dir := t.TempDir()
+	version := func(i int, data []byte) {
+		ts := fmt.Sprintf("..2026_01_01_00_00_%02d.%d", i, i)
+		require.NoError(t, os.Mkdir(filepath.Join(dir, ts), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, ts, "rules.json"), data, 0o644))
+		require.NoError(t, os.Symlink(ts, filepath.Join(dir, "..data_tmp")))
+		require.NoError(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
+		if i > 0 {
+			require.NoError(t, os.RemoveAll(filepath.Join(dir, fmt.Sprintf("..2026_01_01_00_00_%02d.%d", i-1, i-1))))
+		}
+	}
+	version(0, doc("v0"))
+	require.NoError(t, os.Symlink(filepath.Join("..data", "rules.json"), filepath.Join(dir, "rules.json")))
+
+	r := watchOnly(t, file.New(filepath.Join(dir, "rules.json")))
+	waitValue(t, r, "v0")
+	for i := 1; i <= 5; i++ {
+		version(i, doc(fmt.Sprintf("v%d", i)))
+		waitValue(t, r, fmt.Sprintf("v%d", i))
+	}
+	assert.NoError(t, r.Status().Err)
+}
+
+// A file that is a link into another directory, retargeted.
+func TestSymlinkIntoOtherDirectory(t *testing.T) {
+	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(a, "rules.json"), doc("a1"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(b, "rules.json"), doc("b1"), 0o644))
+	link := filepath.Join(dir, "rules.json")
+	require.NoError(t, os.Symlink(filepath.Join(a, "rules.json"), link))
+
+	r := watchOnly(t, file.New(link))
+	waitValue(t, r, "a1")
+	// An edit of the target, in its own directory.
+	require.NoError(t, os.WriteFile(filepath.Join(a, "rules.json"), doc("a2"), 0o644))
+	waitValue(t, r, "a2")
+	// The link retargeted atomically.
+	require.NoError(t, os.Symlink(filepath.Join(b, "rules.json"), link+".tmp"))
+	require.NoError(t, os.Rename(link+".tmp", link))
+	waitValue(t, r, "b1")
+	require.NoError(t, os.WriteFile(filepath.Join(b, "rules.json"), doc("b2"), 0o644))
+	waitValue(t, r, "b2")
+}
+
+// Vim-style save: the file is renamed away as a backup, a new file is
+// written, then the backup is removed.
+func TestEditorBackupSave(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rules.json")
+	require.NoError(t, os.WriteFile(path, doc("one"), 0o644))
+	r := watchOnly(t, file.New(path))
+	require.NoError(t, os.Rename(path, path+"~"))
+	require.NoError(t, os.WriteFile(path, doc("two"), 0o644))
+	require.NoError(t, os.Remove(path+"~"))
+	waitValue(t, r, "two")
+	assert.Zero(t, r.Status().Failures)
+}
+
+// The directory removed and made again: the watch breaks, the Readable
+// reads (missing: rules cleared), and watches again.
+func TestDirectoryRemovedAndRecreated(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "conf")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	path := filepath.Join(dir, "rules.json")
+	require.NoError(t, os.WriteFile(path, doc("one"), 0o644))
+	r := watchOnly(t, file.New(path))
+	require.NoError(t, os.RemoveAll(dir))
+	waitValue(t, r)
+	require.Eventually(t, func() bool { return r.Status().WatchErr != nil }, wait, time.Millisecond)
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	// The watch comes back (after backoff) before or after this write; either
+	// way the write is seen, because a new watch compares with its start.
+	require.NoError(t, os.WriteFile(path, doc("two"), 0o644))
+	waitValue(t, r, "two")
+	require.Eventually(t, func() bool { return r.Status().Watching }, wait, time.Millisecond)
+	require.NoError(t, os.WriteFile(path, doc("three"), 0o644))
+	waitValue(t, r, "three")
+}
+
+func TestWriteKeepsPermissionsAndLeavesNoTemporaryFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rules.json")
+	require.NoError(t, os.WriteFile(path, doc("a"), 0o600))
+	src := file.New(path)
+	snap, err := src.Read(t.Context())
+	require.NoError(t, err)
+	out, err := src.Write(t.Context(), doc("b"), snap.Revision)
+	require.NoError(t, err)
+	assert.Equal(t, datasource.ContentRevision(doc("b")), out.Revision)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{"rules.json", ".rules.json.lock"}, names)
+
+	// A new file gets WithPerm.
+	created := file.New(filepath.Join(dir, "new.json"), file.WithPerm(0o640))
+	_, err = created.Write(t.Context(), doc("x"), "")
+	require.NoError(t, err)
+	fi, err = os.Stat(filepath.Join(dir, "new.json"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
+}
+
+func TestWriteThroughSymlinkKeepsLink(t *testing.T) {
+	real, dir := t.TempDir(), t.TempDir()
+	target := filepath.Join(real, "rules.json")
+	require.NoError(t, os.WriteFile(target, doc("a"), 0o644))
+	link := filepath.Join(dir, "rules.json")
+	require.NoError(t, os.Symlink(target, link))
+	src := file.New(link)
+	snap, err := src.Read(t.Context())
+	require.NoError(t, err)
+	_, err = src.Write(t.Context(), doc("b"), snap.Revision)
+	require.NoError(t, err)
+	fi, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "the link is still a link")
+	data, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.JSONEq(t, `["b"]`, string(data))
+}
+
+func TestReadMissingAndDirectory(t *testing.T) {
+	dir := t.TempDir()
+	snap, err := file.New(filepath.Join(dir, "absent.json")).Read(t.Context())
+	require.NoError(t, err)
+	assert.True(t, snap.Missing)
+	_, err = file.New(dir).Read(t.Context())
+	require.Error(t, err, "a directory is not a document")
+
+	src := file.New(filepath.Join(dir, "x.json"))
+	require.NoError(t, src.Close())
+	_, err = src.Read(t.Context())
+	require.ErrorIs(t, err, datasource.ErrClosed)
+	assert.Equal(t, "file:"+filepath.Join(dir, "x.json"), src.String())
+}
+
+func TestWriteLockHonoursContext(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rules.json")
+	lock := filepath.Join(dir, "held.lock")
+	holder, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR, 0o644)
+	require.NoError(t, err)
+	defer holder.Close()
+	require.NoError(t, flock(holder))
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	_, err = file.New(path, file.WithLockPath(lock)).Write(ctx, doc("a"), "")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// Writers in this process (each its own Source) and in two child
+// processes update one file concurrently; no update is lost.
+func TestConcurrentWritersAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	path := filepath.Join(t.TempDir(), "rules.json")
+	require.NoError(t, os.WriteFile(path, doc(), 0o644))
+	exe, err := os.Executable()
+	require.NoError(t, err)
+
+	const inProc, children = 3, 2
+	var wg sync.WaitGroup
+	errs := make(chan error, inProc+children)
+	for i := range children {
+		wg.Go(func() {
+			cmd := exec.CommandContext(t.Context(), exe, "-test.run=^$")
+			cmd.Env = append(os.Environ(), "BULWARK_FILE_TEST_WRITER="+path, "BULWARK_FILE_TEST_ID=p"+strconv.Itoa(i))
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("child %d: %w: %s", i, err, out)
+			}
+			errs <- err
+		})
+	}
+	for i := range inProc {
+		wg.Go(func() { errs <- updates(t.Context(), path, "g"+strconv.Itoa(i)) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	got, err := codec{}.Convert(data)
+	require.NoError(t, err)
+	assert.Len(t, got, (inProc+children)*writerUpdates, "nothing lost")
+}
+
+const writerUpdates = 10
+
+func updates(ctx context.Context, path, id string) error {
+	w := datasource.NewWritable(file.New(path), codec{}, datasource.WithUpdateAttempts(1000))
+	for j := range writerUpdates {
+		item := fmt.Sprintf("%s-%d", id, j)
+		if err := w.Update(ctx, func(v []string) ([]string, error) { return append(v, item), nil }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writerProcess(path string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := updates(ctx, path, os.Getenv("BULWARK_FILE_TEST_ID")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}

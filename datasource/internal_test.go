@@ -1,0 +1,30 @@
+package datasource
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestBackoffBounds(t *testing.T) {
+	for n := range 20 {
+		d := backoff(n, 100*time.Millisecond, 5*time.Second)
+		want := min(100*time.Millisecond<<max(n-1, 0), 5*time.Second)
+		assert.GreaterOrEqual(t, d, want/2, "n=%d", n)
+		assert.LessOrEqual(t, d, want, "n=%d", n)
+	}
+	// Jitter: not every delay the same.
+	seen := map[time.Duration]bool{}
+	for range 50 {
+		seen[backoff(5, 100*time.Millisecond, 5*time.Second)] = true
+	}
+	assert.Greater(t, len(seen), 1)
+}
+
+func TestNormalize(t *testing.T) {
+	assert.Equal(t, Snapshot{Missing: true}, normalize(Snapshot{Missing: true, Revision: "x", Data: []byte("y")}))
+	s := normalize(Snapshot{Data: []byte("[]")})
+	assert.Equal(t, ContentRevision([]byte("[]")), s.Revision)
+	assert.Len(t, s.Revision, 32)
+}
