@@ -116,7 +116,7 @@ func (w *Window) BucketMs() int64 { return w.bucketMs }
 // when it is left over from an older round of the ring.
 func (w *Window) current(now int64) *line {
 	start := now - now%w.bucketMs
-	i := int((now / w.bucketMs) % int64(len(w.starts)))
+	i := w.index(now)
 	st := &w.starts[i]
 	for {
 		s := st.Load()
@@ -145,6 +145,13 @@ func (w *Window) current(now int64) *line {
 			return w.stripe(i)
 		}
 	}
+}
+
+// index returns the ring slot of time t (ms), also for times before zero
+// (the bucket before the engine started).
+func (w *Window) index(t int64) int {
+	n := int64(len(w.starts))
+	return int(((t/w.bucketMs)%n + n) % n)
 }
 
 func (w *Window) stripe(i int) *line {
@@ -266,7 +273,7 @@ func (w *Window) bucketSum(i int, e Event) int64 {
 // BucketSum returns event e of the bucket that starts at start, or 0 when
 // that bucket is no longer (or not yet) in the ring.
 func (w *Window) BucketSum(start int64, e Event) int64 {
-	i := int((start / w.bucketMs) % int64(len(w.starts)))
+	i := w.index(start)
 	if w.starts[i].Load() != start {
 		return 0
 	}
@@ -287,7 +294,7 @@ func (w *Window) Borrow(start int64, n int64) {
 	if w.borrowed == nil {
 		return
 	}
-	br := &w.borrowed[(start/w.bucketMs)%int64(len(w.borrowed))]
+	br := &w.borrowed[w.index(start)]
 	for {
 		s := br.start.Load()
 		if s == start {
@@ -319,7 +326,7 @@ func (w *Window) takeBorrowed(start int64) int64 {
 	if w.borrowed == nil {
 		return 0
 	}
-	br := &w.borrowed[(start/w.bucketMs)%int64(len(w.borrowed))]
+	br := &w.borrowed[w.index(start)]
 	if br.start.Load() == start {
 		return br.n.Swap(0)
 	}

@@ -1,0 +1,71 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/flow"
+)
+
+func ExampleEngine_Do() {
+	e := core.NewEngine()
+	defer e.Close()
+	_ = e.Flow().Load([]flow.Rule{{Resource: "GET /orders", Grade: flow.GradeQPS, Count: 2}})
+
+	for i := 0; i < 3; i++ {
+		err := e.Do(context.Background(), "GET /orders", func(ctx context.Context) error {
+			return nil // the protected call
+		})
+		switch {
+		case errors.Is(err, core.ErrBlocked):
+			fmt.Println("blocked:", err)
+		case err != nil:
+			fmt.Println("failed:", err)
+		default:
+			fmt.Println("ok")
+		}
+	}
+	// Output:
+	// ok
+	// ok
+	// blocked: core: GET /orders blocked by flow rule QPS 2
+}
+
+func ExampleEngine_Enter() {
+	e := core.NewEngine()
+	defer e.Close()
+	_ = e.Flow().Load([]flow.Rule{{Resource: "db", Grade: flow.GradeThread, Count: 1}})
+
+	en, err := e.Enter(context.Background(), "db")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// A second caller while the first is inside.
+	if _, err := e.Enter(context.Background(), "db"); err != nil {
+		fmt.Println("second:", err)
+	}
+	en.SetError(nil) // record the call's outcome
+	en.Exit()
+	fmt.Println("done")
+	// Output:
+	// second: core: db blocked by flow rule thread 1
+	// done
+}
+
+func ExampleRuleManager_Load() {
+	e := core.NewEngine()
+	defer e.Close()
+	err := e.Flow().Load([]flow.Rule{
+		{Resource: "a", Grade: flow.GradeQPS, Count: 10},
+		{Resource: "b", Grade: flow.GradeQPS, Count: -1},
+		{Resource: "c", Grade: flow.GradeQPS, Count: 1, ControlBehavior: flow.WarmUp},
+	})
+	fmt.Println(err)
+	fmt.Println(len(e.Flow().Rules()), "rules in force")
+	// Output:
+	// core: flow rules rejected, previous rules kept: rules[1].count: must be >= 0; rules[2].warmUpPeriodSec: must be > 0 for warmUp
+	// 0 rules in force
+}

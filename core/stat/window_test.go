@@ -1,0 +1,126 @@
+package stat
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWindowSlides(t *testing.T) {
+	w := NewWindow(2, 1000, 1)
+	w.Add(100, Pass, 3)  // bucket [0,500)
+	w.Add(600, Pass, 4)  // bucket [500,1000)
+	assert.Equal(t, int64(7), w.Sum(999, Pass))
+	// At 1200 the bucket [0,500) is outside the interval; [500,1000) counts.
+	assert.Equal(t, int64(4), w.Sum(1200, Pass))
+	// At 1600 the ring reuses the slot of [500,1000) for [1500,2000).
+	assert.Equal(t, int64(0), w.Sum(1600, Pass))
+	w.Add(1600, Pass, 2)
+	assert.Equal(t, int64(2), w.Sum(1700, Pass))
+	assert.Equal(t, int64(0), w.Sum(5000, Pass), "everything expires")
+}
+
+func TestWindowBucketLookup(t *testing.T) {
+	w := NewWindow(4, 1000, 1)
+	for ms := int64(0); ms < 1000; ms += 250 {
+		w.Add(ms+10, Block, ms/250+1)
+	}
+	assert.Equal(t, int64(1+2+3+4), w.Sum(999, Block))
+	assert.Equal(t, int64(3), w.BucketSum(500, Block))
+	assert.Equal(t, int64(3), w.Previous(760, Block))
+	assert.Equal(t, int64(4), w.MaxBucket(999, Block))
+	assert.Equal(t, int64(0), w.BucketSum(1500, Block), "a bucket not in the ring reads 0")
+}
+
+func TestWindowMinRT(t *testing.T) {
+	w := NewWindow(2, 1000, 4)
+	assert.Equal(t, int64(-1), w.MinRT(0, -1))
+	for _, rt := range []int64{30, 7, 12} {
+		w.complete(100, 1, rt, false, 0)
+	}
+	assert.Equal(t, int64(7), w.MinRT(200, -1))
+	assert.Equal(t, int64(49), w.Sum(200, RT))
+	assert.Equal(t, int64(-1), w.MinRT(3000, -1), "expired")
+}
+
+func TestWindowStripesSumAndGauge(t *testing.T) {
+	w := NewWindow(2, 1000, 3)
+	require.Equal(t, 4, w.Stripes(), "rounded up to a power of two")
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 1000; i++ {
+				w.addGauge(int64(i%1000), Pass, 1, 1)
+				w.complete(int64(i%1000), 1, 1, i%2 == 0, -1)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, int64(8000), w.Sum(999, Pass))
+	assert.Equal(t, int64(8000), w.Sum(999, Success))
+	assert.Equal(t, int64(4000), w.Sum(999, Exception))
+	assert.Equal(t, int64(0), w.gauge(), "every add has its completion")
+}
+
+func TestWindowGaugeSurvivesReset(t *testing.T) {
+	w := NewWindow(2, 1000, 1)
+	w.addGauge(0, Pass, 1, 1)
+	w.addGauge(10_000, Pass, 1, 1) // resets the slot of bucket 0
+	assert.Equal(t, int64(2), w.gauge())
+	w.complete(20_000, 1, 5, false, -1)
+	assert.Equal(t, int64(1), w.gauge())
+}
+
+func TestWindowBorrow(t *testing.T) {
+	w := NewWindow(2, 1000, 1)
+	w.EnableBorrow()
+	w.Add(100, Pass, 10)
+	w.Borrow(1000, 2)
+	w.Borrow(1000, 1)
+	assert.Equal(t, int64(3), w.Borrowed(600))
+	assert.Equal(t, int64(10), w.Sum(600, Pass))
+	// When [1000,1500) begins it starts with the borrowed passes.
+	assert.Equal(t, int64(3), w.Sum(1100, Pass))
+	assert.Equal(t, int64(0), w.Borrowed(1100))
+}
+
+func TestNewWindowRejectsBadShape(t *testing.T) {
+	assert.Panics(t, func() { NewWindow(3, 1000, 1) })
+	assert.Panics(t, func() { NewWindow(0, 1000, 1) })
+}
+
+func TestNodeRates(t *testing.T) {
+	n := NewNode(2)
+	for i := 0; i < 5; i++ {
+		n.AddPass(100, 2)
+	}
+	n.AddBlock(100, 3)
+	assert.Equal(t, int64(5), n.Concurrency())
+	for i := 0; i < 5; i++ {
+		n.AddCompletion(300, 2, int64(10*(i+1)), i == 0)
+	}
+	assert.Equal(t, int64(0), n.Concurrency())
+	assert.InDelta(t, 10.0, n.PassQPS(400), 1e-9)
+	assert.InDelta(t, 3.0, n.BlockQPS(400), 1e-9)
+	assert.InDelta(t, 10.0, n.SuccessQPS(400), 1e-9)
+	assert.InDelta(t, 2.0, n.ExceptionQPS(400), 1e-9)
+	assert.InDelta(t, 15.0, n.AvgRT(400), 1e-9, "RT sum 150 over 10 completions")
+	assert.Equal(t, int64(10), n.MinRT(400, -1))
+	assert.InDelta(t, 20.0, n.MaxSuccessQPS(400), 1e-9, "10 in one 500 ms bucket")
+}
+
+func TestNodeMinuteIsLazy(t *testing.T) {
+	n := NewNode(1)
+	n.AddPass(500, 1)
+	assert.Nil(t, n.minute.Load())
+	m := n.Minute()
+	require.NotNil(t, m)
+	assert.Same(t, m, n.Minute())
+	n.AddPass(1500, 4)
+	assert.InDelta(t, 4.0, n.PreviousPassQPS(2500), 1e-9, "passes of [1000,2000) read at 2500")
+	assert.InDelta(t, 0.0, n.PreviousPassQPS(1500), 1e-9, "writes before the minute window existed are not in it")
+}
