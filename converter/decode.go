@@ -1,0 +1,531 @@
+package converter
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// seg is one step of a JSON path: a key, or an index when key is "".
+type seg struct {
+	key   string
+	index int
+}
+
+// decoder reads rule documents: a scanner plus the problems found so far
+// and the path of the value being read.
+type decoder struct {
+	scanner
+	problems []Problem
+	path     []seg
+}
+
+func (d *decoder) push(key string) { d.path = append(d.path, seg{key: key}) }
+func (d *decoder) pushIndex(i int) { d.path = append(d.path, seg{index: i}) }
+func (d *decoder) pop()            { d.path = d.path[:len(d.path)-1] }
+
+func (d *decoder) pathString() string {
+	var b strings.Builder
+	for i, s := range d.path {
+		if s.key == "" {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.index))
+			b.WriteByte(']')
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s.key)
+	}
+	return b.String()
+}
+
+func (d *decoder) problem(kind error, format string, args ...any) {
+	d.problems = append(d.problems, Problem{Path: d.pathString(), Message: fmt.Sprintf(format, args...), Err: kind})
+}
+
+// wrongType records that the value at pos is not of the expected JSON
+// type, and skips it.
+func (d *decoder) wrongType(want string) {
+	d.problem(ErrSyntax, "expected %s, found %s", want, describe(d.peek()))
+	d.skip()
+}
+
+// null consumes a null at pos and reports whether there was one. A null
+// field is a field left out.
+func (d *decoder) null() bool {
+	if d.peek() == 'n' {
+		d.literal("null")
+		return true
+	}
+	return false
+}
+
+func (d *decoder) readString() (string, bool) {
+	if d.null() {
+		return "", false
+	}
+	if d.peek() != '"' {
+		d.wrongType("a string")
+		return "", false
+	}
+	return d.str()
+}
+
+func (d *decoder) readBool() (bool, bool) {
+	switch d.peek() {
+	case 'n':
+		d.literal("null")
+		return false, false
+	case 't':
+		return true, d.literal("true")
+	case 'f':
+		return false, d.literal("false")
+	}
+	d.wrongType("true or false")
+	return false, false
+}
+
+func isNumberStart(c byte) bool { return c == '-' || (c >= '0' && c <= '9') }
+
+func parseFloat(raw []byte) (float64, error) {
+	// raw is a checked JSON number and ParseFloat keeps no reference to
+	// it, so the string needs no copy.
+	return strconv.ParseFloat(unsafe.String(unsafe.SliceData(raw), len(raw)), 64)
+}
+
+func (d *decoder) readFloat() (float64, bool) {
+	if d.null() {
+		return 0, false
+	}
+	if !isNumberStart(d.peek()) {
+		d.wrongType("a number")
+		return 0, false
+	}
+	raw, _, ok := d.number()
+	if !ok {
+		return 0, false
+	}
+	f, err := parseFloat(raw)
+	if err != nil {
+		d.problem(ErrInvalid, "number %s is out of range", raw)
+		return 0, false
+	}
+	return f, true
+}
+
+// readInt reads an integer that fits Java's int (bits 32) or long (64).
+// 10.0 and 1e3 are integers; 10.5 is not.
+func (d *decoder) readInt(bits int) (int64, bool) {
+	if d.null() {
+		return 0, false
+	}
+	if !isNumberStart(d.peek()) {
+		d.wrongType("an integer")
+		return 0, false
+	}
+	raw, integral, ok := d.number()
+	if !ok {
+		return 0, false
+	}
+	java := "long"
+	if bits == 32 {
+		java = "int"
+	}
+	lo, hi := int64(-1)<<(bits-1), int64(1)<<(bits-1)-1
+	if integral && len(raw) <= 18 {
+		var v int64
+		neg := raw[0] == '-'
+		digits := raw
+		if neg {
+			digits = raw[1:]
+		}
+		for _, c := range digits {
+			v = v*10 + int64(c-'0')
+		}
+		if neg {
+			v = -v
+		}
+		if v < lo || v > hi {
+			d.problem(ErrInvalid, "%s is out of the range of a Java %s", raw, java)
+			return 0, false
+		}
+		return v, true
+	}
+	f, err := parseFloat(raw)
+	switch {
+	case err != nil || f < float64(lo) || f >= -float64(lo):
+		d.problem(ErrInvalid, "%s is out of the range of a Java %s", raw, java)
+		return 0, false
+	case f != math.Trunc(f):
+		d.problem(ErrInvalid, "expected an integer, found %s", raw)
+		return 0, false
+	}
+	if integral {
+		// Long digit strings: exact parse.
+		v, err := strconv.ParseInt(string(raw), 10, bits)
+		if err != nil {
+			d.problem(ErrInvalid, "%s is out of the range of a Java %s", raw, java)
+			return 0, false
+		}
+		return v, true
+	}
+	v := int64(f)
+	if v < lo || v > hi {
+		d.problem(ErrInvalid, "%s is out of the range of a Java %s", raw, java)
+		return 0, false
+	}
+	return v, true
+}
+
+// enum describes the values of an enum field.
+type enum struct {
+	values []int
+	names  []string
+	want   string // "0 (thread) or 1 (QPS)"
+}
+
+func newEnum[E ~int](values ...E) *enum {
+	e := &enum{}
+	var parts []string
+	for _, v := range values {
+		name := any(v).(fmt.Stringer).String()
+		e.values = append(e.values, int(v))
+		e.names = append(e.names, name)
+		parts = append(parts, fmt.Sprintf("%d (%s)", int(v), name))
+	}
+	switch len(parts) {
+	case 1:
+		e.want = parts[0]
+	default:
+		e.want = strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+	}
+	return e
+}
+
+// readEnum reads an enum as its number or its name, in any case.
+func (d *decoder) readEnum(e *enum) (int, bool) {
+	switch c := d.peek(); {
+	case c == 'n':
+		d.literal("null")
+		return 0, false
+	case c == '"':
+		s, ok := d.str()
+		if !ok {
+			return 0, false
+		}
+		for i, name := range e.names {
+			if strings.EqualFold(s, name) {
+				return e.values[i], true
+			}
+		}
+		d.problem(ErrInvalid, "unknown name %q: expected %s", s, e.want)
+		return 0, false
+	case isNumberStart(c):
+		v, ok := d.readInt(32)
+		if !ok {
+			return 0, false
+		}
+		for _, x := range e.values {
+			if int64(x) == v {
+				return x, true
+			}
+		}
+		d.problem(ErrInvalid, "expected %s, found %d", e.want, v)
+		return 0, false
+	}
+	d.wrongType("a number or a name (" + e.want + ")")
+	return 0, false
+}
+
+// field is one JSON field of a type T: its Java name and how to read it
+// into a T. dec consumes the value at pos; a null leaves t unchanged.
+type field[T any] struct {
+	name string
+	dec  func(d *decoder, t *T)
+}
+
+// object describes a JSON object that decodes into a T.
+type object[T any] struct {
+	fields   []field[T]
+	required uint64 // bit i: fields[i] must be present
+	// ignored are keys accepted and discarded: the dashboard's entity
+	// fields and getters FastJSON writes. Their functions check and skip
+	// the value.
+	ignored []ignored
+	// wrapped: the dashboard's {"rule": {…}} entity wrapper is accepted.
+	wrapped bool
+}
+
+type ignored struct {
+	name string
+	skip func(d *decoder)
+}
+
+func newObject[T any](fields []field[T], required ...string) *object[T] {
+	o := &object[T]{fields: fields}
+	for _, name := range required {
+		o.required |= 1 << o.field([]byte(name))
+	}
+	return o
+}
+
+// field returns the index of the field named key, or -1. A linear search
+// is faster than a map for a dozen names, and converting key in the
+// comparison does not allocate.
+func (o *object[T]) field(key []byte) int {
+	for i := range o.fields {
+		if len(o.fields[i].name) == len(key) && o.fields[i].name == string(key) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (o *object[T]) ignoredKey(key []byte) *ignored {
+	for i := range o.ignored {
+		if o.ignored[i].name == string(key) {
+			return &o.ignored[i]
+		}
+	}
+	return nil
+}
+
+// span is where a field's value starts in the document.
+type span struct {
+	field int
+	pos   int
+}
+
+// decodeInto reads the object at pos into t, which holds the defaults; a
+// null leaves t as it is. It returns whether there was an object, and
+// whether it was the dashboard's wrapper, so that the caller can name the
+// inner rule in paths.
+func decodeInto[T any](d *decoder, o *object[T], t *T) (isObject, wrapped bool) {
+	if d.null() {
+		return false, false
+	}
+	if d.peek() != '{' {
+		d.wrongType("an object")
+		return false, false
+	}
+	d.pos++
+	defaults := *t
+	var present uint64
+	var spansBuf [24]span
+	spans := spansBuf[:0]
+	inner := -1
+	for first := true; d.next('}', first); first = false {
+		key, ok := d.key()
+		if !ok {
+			return false, false
+		}
+		if i := o.field(key); i >= 0 {
+			present |= 1 << i
+			if o.wrapped {
+				spans = append(spans, span{i, d.pos})
+			}
+			d.push(o.fields[i].name)
+			o.fields[i].dec(d, t)
+			d.pop()
+			continue
+		}
+		if ig := o.ignoredKey(key); ig != nil {
+			d.push(ig.name)
+			ig.skip(d)
+			d.pop()
+			continue
+		}
+		if o.wrapped && string(key) == "rule" {
+			d.push("rule")
+			switch d.peek() {
+			case '{':
+				inner = d.pos
+				d.skip()
+			case 'n':
+				d.literal("null")
+			default:
+				d.wrongType("an object (the rule of a dashboard entity)")
+			}
+			d.pop()
+			continue
+		}
+		name := string(key)
+		d.push(name)
+		msg := "unknown field"
+		for _, f := range o.fields {
+			if strings.EqualFold(f.name, name) {
+				msg = fmt.Sprintf("unknown field (did you mean %q?)", f.name)
+				break
+			}
+		}
+		d.problem(ErrSyntax, "%s", msg)
+		d.skip()
+		d.pop()
+	}
+	if d.err != nil {
+		return false, false
+	}
+	if inner >= 0 {
+		// A dashboard entity: the rule is inside. Fields of the rule
+		// beside it are the entity's getters, copies of the rule's
+		// fields; they must agree with the rule.
+		end := d.pos
+		d.pos = inner
+		d.push("rule")
+		flat := *o
+		flat.wrapped = false
+		*t = defaults
+		decodeInto(d, &flat, t)
+		d.pop()
+		d.pos = end
+		for _, sp := range spans {
+			c := *t
+			n := len(d.problems)
+			d.pos = sp.pos
+			d.push(o.fields[sp.field].name)
+			o.fields[sp.field].dec(d, &c)
+			d.problems = d.problems[:n]
+			if !reflect.DeepEqual(c, *t) {
+				d.problem(ErrInvalid, "differs from rule.%s: beside \"rule\", a field must be a copy of the rule's", o.fields[sp.field].name)
+			}
+			d.pop()
+		}
+		d.pos = end
+		return true, true
+	}
+	if missing := o.required &^ present; missing != 0 {
+		for i, f := range o.fields {
+			if missing&(1<<i) != 0 {
+				d.problem(ErrInvalid, "required field %q is missing", f.name)
+			}
+		}
+	}
+	return true, false
+}
+
+// readList reads a JSON array of T at pos, each element starting from
+// defaults; empty arrays and null give nil. validate, if not nil, checks
+// each element; its problems ("field: message") are reported under the
+// element's path unless decoding reported that path already.
+func readList[T any](d *decoder, o *object[T], defaults func() T, validate func(T) error) []T {
+	if d.null() {
+		return nil
+	}
+	if d.peek() != '[' {
+		d.wrongType("an array")
+		return nil
+	}
+	d.pos++
+	// Guess the number of rules from the size left (a rule takes well
+	// over 64 bytes) so that the slice grows at most a few times.
+	var out []T
+	if n := (len(d.data) - d.pos) / 128; n > 16 {
+		out = make([]T, 0, n)
+	}
+	for i := 0; d.next(']', i == 0); i++ {
+		d.pushIndex(i)
+		n := len(d.problems)
+		if d.peek() == 'n' {
+			d.problem(ErrSyntax, "expected an object, found null")
+			d.literal("null")
+			d.pop()
+			continue
+		}
+		// Decode in place: a T on the stack would escape through the
+		// field functions and cost an allocation per rule.
+		out = append(out, defaults())
+		t := &out[len(out)-1]
+		isObject, wrapped := decodeInto(d, o, t)
+		if d.err != nil {
+			return nil
+		}
+		if !isObject {
+			out = out[:len(out)-1]
+			d.pop()
+			continue
+		}
+		if validate != nil {
+			if err := validate(*t); err != nil {
+				if wrapped {
+					d.push("rule")
+				}
+				d.validation(err, d.problems[n:])
+				if wrapped {
+					d.pop()
+				}
+			}
+		}
+		d.pop()
+	}
+	if cap(out) > 2*len(out)+16 {
+		out = append([]T(nil), out...) // do not keep a large guess alive
+	}
+	return out
+}
+
+// validation reports the errors of a Validate method, each "field: problem",
+// under the current path, except paths already in seen.
+func (d *decoder) validation(err error, seen []Problem) {
+	base := d.pathString()
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		msg := e.Error()
+		path := base
+		if field, rest, ok := strings.Cut(msg, ": "); ok && isFieldPath(field) {
+			path, msg = base+"."+field, rest
+		}
+		dup := false
+		for _, p := range seen {
+			if p.Path == path {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			d.problems = append(d.problems, Problem{Path: path, Message: msg, Err: ErrInvalid})
+		}
+	}
+}
+
+func isFieldPath(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '[' || c == ']' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// result turns the scan's outcome into an error.
+func (d *decoder) result() error {
+	if d.err != nil {
+		return &DecodeError{Problems: []Problem{{Message: "not valid JSON: " + d.err.Error(), Err: ErrSyntax}}}
+	}
+	if len(d.problems) > 0 {
+		return &DecodeError{Problems: d.problems}
+	}
+	return nil
+}
+
+// start checks the document's size and that it is not blank.
+func start(data []byte, maxSize int) (*decoder, error) {
+	if maxSize > 0 && len(data) > maxSize {
+		return nil, fmt.Errorf("converter: document of %d bytes is over the %d-byte limit: %w", len(data), maxSize, ErrTooLarge)
+	}
+	d := &decoder{scanner: scanner{data: data}}
+	if d.peek() == 0 && d.pos == len(data) {
+		return nil, &DecodeError{Problems: []Problem{{Message: "empty document (write [] for no rules)", Err: ErrSyntax}}}
+	}
+	return d, nil
+}

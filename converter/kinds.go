@@ -1,0 +1,286 @@
+package converter
+
+import (
+	"strconv"
+
+	"github.com/bulwark-go/bulwark/core/authority"
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/hotspot"
+	"github.com/bulwark-go/bulwark/core/system"
+)
+
+// Field constructors: each reads one JSON type and stores it with set.
+
+func strField[T any](name string, set func(*T, string)) field[T] {
+	return field[T]{name, func(d *decoder, t *T) {
+		if v, ok := d.readString(); ok {
+			set(t, v)
+		}
+	}}
+}
+
+func floatField[T any](name string, set func(*T, float64)) field[T] {
+	return field[T]{name, func(d *decoder, t *T) {
+		if v, ok := d.readFloat(); ok {
+			set(t, v)
+		}
+	}}
+}
+
+// intField reads a Java int (bits 32) or long (bits 64).
+func intField[T any](name string, bits int, set func(*T, int64)) field[T] {
+	return field[T]{name, func(d *decoder, t *T) {
+		if v, ok := d.readInt(bits); ok {
+			set(t, v)
+		}
+	}}
+}
+
+func boolField[T any](name string, set func(*T, bool)) field[T] {
+	return field[T]{name, func(d *decoder, t *T) {
+		if v, ok := d.readBool(); ok {
+			set(t, v)
+		}
+	}}
+}
+
+func enumField[T any](name string, e *enum, set func(*T, int)) field[T] {
+	return field[T]{name, func(d *decoder, t *T) {
+		if v, ok := d.readEnum(e); ok {
+			set(t, v)
+		}
+	}}
+}
+
+// Keys accepted and discarded.
+
+func skipValue(d *decoder) { d.skip() }
+
+func skipString(d *decoder) { d.readString() }
+
+// regexField accepts Java 1.8's AbstractRule.regex when false: bulwark
+// matches resource names exactly.
+func regexField(d *decoder) {
+	if v, ok := d.readBool(); ok && v {
+		d.problem(ErrInvalid, "regular-expression resources are not supported; set it to false or leave it out")
+	}
+}
+
+// entityFields are the fields of Sentinel dashboard's rule entities
+// (and of Java's AbstractRule: id, regex), accepted everywhere.
+func entityFields(extra ...ignored) []ignored {
+	return append([]ignored{
+		{"id", skipValue},
+		{"app", skipValue},
+		{"ip", skipValue},
+		{"port", skipValue},
+		{"gmtCreate", skipValue},
+		{"gmtModified", skipValue},
+		{"regex", regexField},
+	}, extra...)
+}
+
+// Flow: Java FlowRule.
+
+var (
+	flowGrade    = newEnum(flow.GradeThread, flow.GradeQPS)
+	flowStrategy = newEnum(flow.Direct, flow.Relate, flow.Chain)
+	flowBehavior = newEnum(flow.Reject, flow.WarmUp, flow.RateLimiter, flow.WarmUpRateLimiter)
+)
+
+var flowClusterObject = newObject([]field[flow.ClusterConfig]{
+	intField("flowId", 64, func(c *flow.ClusterConfig, v int64) { c.FlowID = v }),
+	intField("thresholdType", 32, func(c *flow.ClusterConfig, v int64) { c.ThresholdType = int(v) }),
+	boolField("fallbackToLocalWhenFail", func(c *flow.ClusterConfig, v bool) { c.FallbackToLocalWhenFail = v }),
+	intField("strategy", 32, func(c *flow.ClusterConfig, v int64) { c.Strategy = int(v) }),
+	intField("sampleCount", 32, func(c *flow.ClusterConfig, v int64) { c.SampleCount = int(v) }),
+	intField("windowIntervalMs", 32, func(c *flow.ClusterConfig, v int64) { c.WindowIntervalMs = int(v) }),
+	intField("resourceTimeout", 64, func(c *flow.ClusterConfig, v int64) { c.ResourceTimeout = int(v) }),
+	intField("resourceTimeoutStrategy", 32, func(c *flow.ClusterConfig, v int64) { c.ResourceTimeoutStrategy = int(v) }),
+	intField("acquireRefuseStrategy", 32, func(c *flow.ClusterConfig, v int64) { c.AcquireRefuseStrategy = int(v) }),
+	intField("clientOfflineTime", 64, func(c *flow.ClusterConfig, v int64) { c.ClientOfflineTime = int(v) }),
+})
+
+// flowClusterDefaults are Java's ClusterFlowConfig defaults, used when a
+// rule has a clusterConfig object.
+func flowClusterDefaults() flow.ClusterConfig {
+	return flow.ClusterConfig{FallbackToLocalWhenFail: true, SampleCount: 10, WindowIntervalMs: 1000,
+		ResourceTimeout: 2000, ClientOfflineTime: 2000}
+}
+
+var flowObject = func() *object[flow.Rule] {
+	o := newObject([]field[flow.Rule]{
+		strField("resource", func(r *flow.Rule, v string) { r.Resource = v }),
+		strField("limitApp", func(r *flow.Rule, v string) { r.LimitApp = v }),
+		enumField("grade", flowGrade, func(r *flow.Rule, v int) { r.Grade = flow.Grade(v) }),
+		floatField("count", func(r *flow.Rule, v float64) { r.Count = v }),
+		enumField("strategy", flowStrategy, func(r *flow.Rule, v int) { r.Strategy = flow.Strategy(v) }),
+		strField("refResource", func(r *flow.Rule, v string) { r.RefResource = v }),
+		enumField("controlBehavior", flowBehavior, func(r *flow.Rule, v int) { r.ControlBehavior = flow.ControlBehavior(v) }),
+		intField("warmUpPeriodSec", 32, func(r *flow.Rule, v int64) { r.WarmUpPeriodSec = int(v) }),
+		intField("maxQueueingTimeMs", 32, func(r *flow.Rule, v int64) { r.MaxQueueingTimeMs = int(v) }),
+		boolField("clusterMode", func(r *flow.Rule, v bool) { r.ClusterMode = v }),
+		{"clusterConfig", func(d *decoder, r *flow.Rule) {
+			// Decoded in place (r is in the result slice): no allocation.
+			saved := r.ClusterConfig
+			r.ClusterConfig = flowClusterDefaults()
+			if ok, _ := decodeInto(d, flowClusterObject, &r.ClusterConfig); !ok {
+				r.ClusterConfig = saved
+			}
+		}},
+	})
+	o.ignored = entityFields()
+	return o
+}()
+
+// flowDefaults are Java FlowRule's defaults.
+func flowDefaults() flow.Rule {
+	return flow.Rule{LimitApp: flow.LimitAppDefault, Grade: flow.GradeQPS, WarmUpPeriodSec: 10, MaxQueueingTimeMs: 500}
+}
+
+// Circuit breaker: Java DegradeRule, plus rtSlowRequestAmount of the
+// pre-1.8 average-RT strategy.
+
+var cbGrade = newEnum(circuitbreaker.SlowRequestRatio, circuitbreaker.ErrorRatio, circuitbreaker.ErrorCount, circuitbreaker.AvgRT)
+
+var cbObject = func() *object[circuitbreaker.Rule] {
+	type R = circuitbreaker.Rule
+	o := newObject([]field[R]{
+		strField("resource", func(r *R, v string) { r.Resource = v }),
+		strField("limitApp", func(r *R, v string) { r.LimitApp = v }),
+		enumField("grade", cbGrade, func(r *R, v int) { r.Grade = circuitbreaker.Grade(v) }),
+		floatField("count", func(r *R, v float64) { r.Count = v }),
+		intField("timeWindow", 32, func(r *R, v int64) { r.TimeWindow = int(v) }),
+		intField("minRequestAmount", 32, func(r *R, v int64) { r.MinRequestAmount = int(v) }),
+		floatField("slowRatioThreshold", func(r *R, v float64) { r.SlowRatioThreshold = v }),
+		intField("statIntervalMs", 32, func(r *R, v int64) { r.StatIntervalMs = int(v) }),
+		intField("rtSlowRequestAmount", 32, func(r *R, v int64) { r.RTSlowRequestAmount = int(v) }),
+	})
+	o.ignored = entityFields()
+	return o
+}()
+
+// cbDefaults are Java DegradeRule's defaults (rtSlowRequestAmount: Java 1.7's).
+func cbDefaults() circuitbreaker.Rule {
+	return circuitbreaker.Rule{LimitApp: circuitbreaker.LimitAppDefault, MinRequestAmount: 5, StatIntervalMs: 1000,
+		SlowRatioThreshold: 1.0, RTSlowRequestAmount: circuitbreaker.DefaultRTSlowRequestAmount}
+}
+
+// System: Java SystemRule. Its inherited resource and limitApp mean
+// nothing to Java and are accepted and ignored.
+
+var systemObject = func() *object[system.Rule] {
+	type R = system.Rule
+	o := newObject([]field[R]{
+		floatField("highestSystemLoad", func(r *R, v float64) { r.HighestSystemLoad = v }),
+		floatField("highestCpuUsage", func(r *R, v float64) { r.HighestCPUUsage = v }),
+		floatField("qps", func(r *R, v float64) { r.QPS = v }),
+		intField("avgRt", 64, func(r *R, v int64) { r.AvgRT = v }),
+		intField("maxThread", 64, func(r *R, v int64) { r.MaxThread = v }),
+	})
+	o.ignored = entityFields(ignored{"resource", skipString}, ignored{"limitApp", skipString})
+	return o
+}()
+
+func systemDefaults() system.Rule {
+	return system.Rule{HighestSystemLoad: system.Unset, HighestCPUUsage: system.Unset, QPS: system.Unset,
+		AvgRT: system.Unset, MaxThread: system.Unset}
+}
+
+// Authority: Java AuthorityRule; the dashboard wraps it in an entity.
+
+var authorityStrategy = newEnum(authority.White, authority.Black)
+
+var authorityObject = func() *object[authority.Rule] {
+	type R = authority.Rule
+	o := newObject([]field[R]{
+		strField("resource", func(r *R, v string) { r.Resource = v }),
+		strField("limitApp", func(r *R, v string) { r.LimitApp = v }),
+		enumField("strategy", authorityStrategy, func(r *R, v int) { r.Strategy = authority.Strategy(v) }),
+	})
+	o.ignored = entityFields()
+	o.wrapped = true
+	return o
+}()
+
+func authorityDefaults() authority.Rule { return authority.Rule{} }
+
+// Hotspot: Java ParamFlowRule; the dashboard wraps it in an entity.
+
+var (
+	hotspotGrade    = newEnum(hotspot.GradeThread, hotspot.GradeQPS)
+	hotspotBehavior = newEnum(hotspot.Reject, hotspot.RateLimiter)
+)
+
+var hotspotClusterObject = newObject([]field[hotspot.ClusterConfig]{
+	intField("flowId", 64, func(c *hotspot.ClusterConfig, v int64) { c.FlowID = v }),
+	intField("thresholdType", 32, func(c *hotspot.ClusterConfig, v int64) { c.ThresholdType = int(v) }),
+	boolField("fallbackToLocalWhenFail", func(c *hotspot.ClusterConfig, v bool) { c.FallbackToLocalWhenFail = v }),
+	intField("sampleCount", 32, func(c *hotspot.ClusterConfig, v int64) { c.SampleCount = int(v) }),
+	intField("windowIntervalMs", 32, func(c *hotspot.ClusterConfig, v int64) { c.WindowIntervalMs = int(v) }),
+})
+
+// hotspotClusterDefaults are Java's ParamFlowClusterConfig defaults
+// (fallbackToLocalWhenFail is false there, unlike ClusterFlowConfig).
+func hotspotClusterDefaults() hotspot.ClusterConfig {
+	return hotspot.ClusterConfig{SampleCount: 10, WindowIntervalMs: 1000}
+}
+
+var hotspotItemObject = newObject([]field[hotspot.ParamFlowItem]{
+	// Java's object is a String, and FastJSON turns a number or a
+	// boolean into its text; so does this field.
+	{"object", func(d *decoder, it *hotspot.ParamFlowItem) {
+		switch c := d.peek(); {
+		case c == 't' || c == 'f':
+			if v, ok := d.readBool(); ok {
+				it.Object = strconv.FormatBool(v)
+			}
+		case isNumberStart(c):
+			if raw, _, ok := d.number(); ok {
+				it.Object = string(raw)
+			}
+		default:
+			if v, ok := d.readString(); ok {
+				it.Object = v
+			}
+		}
+	}},
+	intField("count", 32, func(it *hotspot.ParamFlowItem, v int64) { it.Count = int(v) }),
+	strField("classType", func(it *hotspot.ParamFlowItem, v string) { it.ClassType = v }),
+}, "object", "count")
+
+var hotspotObject = func() *object[hotspot.Rule] {
+	type R = hotspot.Rule
+	o := newObject([]field[R]{
+		strField("resource", func(r *R, v string) { r.Resource = v }),
+		strField("limitApp", func(r *R, v string) { r.LimitApp = v }),
+		enumField("grade", hotspotGrade, func(r *R, v int) { r.Grade = hotspot.Grade(v) }),
+		intField("paramIdx", 32, func(r *R, v int64) { r.ParamIdx = int(v) }),
+		floatField("count", func(r *R, v float64) { r.Count = v }),
+		enumField("controlBehavior", hotspotBehavior, func(r *R, v int) { r.ControlBehavior = hotspot.ControlBehavior(v) }),
+		intField("maxQueueingTimeMs", 32, func(r *R, v int64) { r.MaxQueueingTimeMs = int(v) }),
+		intField("burstCount", 32, func(r *R, v int64) { r.BurstCount = int(v) }),
+		intField("durationInSec", 64, func(r *R, v int64) { r.DurationInSec = v }),
+		{"paramFlowItemList", func(d *decoder, r *R) {
+			r.ParamFlowItemList = readList(d, hotspotItemObject, func() hotspot.ParamFlowItem { return hotspot.ParamFlowItem{} }, nil)
+		}},
+		boolField("clusterMode", func(r *R, v bool) { r.ClusterMode = v }),
+		{"clusterConfig", func(d *decoder, r *R) {
+			saved := r.ClusterConfig
+			r.ClusterConfig = hotspotClusterDefaults()
+			if ok, _ := decodeInto(d, hotspotClusterObject, &r.ClusterConfig); !ok {
+				r.ClusterConfig = saved
+			}
+		}},
+	}, "paramIdx")
+	// parsedHotItems: FastJSON writes ParamFlowRule.getParsedHotItems(),
+	// the items parsed by Java; they are derived from paramFlowItemList.
+	o.ignored = entityFields(ignored{"parsedHotItems", skipValue})
+	o.wrapped = true
+	return o
+}()
+
+func hotspotDefaults() hotspot.Rule {
+	return hotspot.Rule{LimitApp: hotspot.LimitAppDefault, Grade: hotspot.GradeQPS, DurationInSec: 1}
+}
