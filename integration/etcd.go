@@ -28,6 +28,10 @@ import (
 // proxy that holds the address; every Start runs a fresh embedded server on the same data
 // directory. Docker mode uses BULWARK_IT_IMAGE_ETCD (default DefaultEtcdImage); the Debian
 // image of .ci/image.sh has etcd 3.4.23.
+//
+// The member's advertised client URL is not Addr (the embedded server sits behind a
+// proxy, a container advertises its inside port): do not let the client sync its
+// endpoints from the member list (leave clientv3.Config.AutoSyncInterval zero).
 func StartEtcd(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	o := buildOptions(t, opts)
