@@ -31,8 +31,10 @@ type Status struct {
 	// Missing says the Source's document did not exist at the last read.
 	Missing bool
 	// Err is the last problem: a read error, or the decode or validation
-	// error of a rejected document (the running value stayed). Nil once a
-	// read succeeds and its document is applied or unchanged and valid.
+	// error of a rejected document (the running value stayed), or, for a
+	// document a lenient RuleManager applied in part, the rules it skipped.
+	// Nil once a read succeeds and its document is applied in full (or
+	// unchanged and valid).
 	Err error
 	// Failures counts consecutive failed attempts (read errors and rejected
 	// documents) since the last success.
@@ -86,6 +88,7 @@ type docState struct {
 	rev      string
 	data     []byte
 	rejected error // non-nil if this document was rejected
+	warn     error // non-nil if it was applied in part (lenient validation)
 }
 
 type readResult struct {
@@ -323,7 +326,7 @@ func (r *Readable[T]) apply(snap Snapshot) bool {
 		r.status.LastRead = now
 		r.status.Missing = snap.Missing
 		if prev.rejected == nil {
-			r.status.Err = nil
+			r.status.Err = prev.warn
 			r.status.Failures = 0
 			if !snap.Missing {
 				r.status.Revision = snap.Revision
@@ -356,9 +359,14 @@ func (r *Readable[T]) apply(snap Snapshot) bool {
 			err = named(r.name, "decode revision %s: %w", snap.Revision, err)
 		}
 	}
+	var warn error
 	if err == nil {
 		if setErr := r.prop.Set(v); setErr != nil {
-			err = named(r.name, "revision %s rejected: %w", snap.Revision, setErr)
+			if appliedInPart(setErr) {
+				warn = named(r.name, "revision %s applied in part: %w", snap.Revision, setErr)
+			} else {
+				err = named(r.name, "revision %s rejected: %w", snap.Revision, setErr)
+			}
 		}
 	}
 	if err != nil {
@@ -373,16 +381,20 @@ func (r *Readable[T]) apply(snap Snapshot) bool {
 		return false
 	}
 
+	r.cur.warn = warn
 	r.mu.Lock()
 	r.status.LastRead = now
 	r.status.Missing = snap.Missing
 	r.status.Revision = snap.Revision
 	r.status.AppliedAt = now
 	r.status.FromCache = false
-	r.status.Err = nil
+	r.status.Err = warn
 	r.status.Failures = 0
 	r.mu.Unlock()
 	r.log.Info("datasource document applied", "revision", snap.Revision, "missing", snap.Missing)
+	if warn != nil {
+		r.log.Warn("datasource document applied in part", "err", warn)
+	}
 	r.storeCache(snap)
 	return true
 }
@@ -497,4 +509,22 @@ func (r *Readable[T]) waitApplied(ctx context.Context, written Snapshot) error {
 		case <-ch:
 		}
 	}
+}
+
+// appliedInPart reports whether every error from Property.Set is a
+// RuleManager's lenient-mode report: the valid rules were applied and the
+// invalid ones skipped. Such a document counts as applied (and cached),
+// and Status.Err names the skipped rules.
+func appliedInPart(err error) bool {
+	if multi, ok := err.(interface{ Unwrap() []error }); ok {
+		errs := multi.Unwrap()
+		for _, e := range errs {
+			if !appliedInPart(e) {
+				return false
+			}
+		}
+		return len(errs) > 0
+	}
+	var ve *core.ValidationError
+	return errors.As(err, &ve) && ve.Applied
 }

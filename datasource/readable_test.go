@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/datasource"
 )
 
@@ -397,4 +398,32 @@ func TestStatusName(t *testing.T) {
 	r := datasource.NewReadable(f, codec{}, datasource.WithName("order/flow"))
 	assert.Equal(t, "order/flow", r.Status().Name)
 	require.NoError(t, r.Close())
+}
+
+func TestLenientPartialApplyCountsAsApplied(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		f := &fake{}
+		f.set(doc("a", "bad"), "1")
+		r := datasource.NewReadable(f, codec{}, datasource.WithName("lenient"), datasource.WithCacheDir(dir))
+		partial := &core.ValidationError{Kind: "flow", Applied: true,
+			Rules: []core.RuleError{{Index: 1, Err: errors.New("count: must be >= 0")}}}
+		r.Property().Listen(func(v []string) error {
+			if len(v) > 1 {
+				return partial
+			}
+			return nil
+		})
+		require.NoError(t, r.Start(t.Context()))
+		st := r.Status()
+		assert.Equal(t, "1", st.Revision, "applied in part is applied")
+		assert.Zero(t, st.Failures)
+		require.ErrorIs(t, st.Err, core.ErrInvalidRules)
+		assert.ErrorContains(t, st.Err, "applied in part")
+		time.Sleep(3 * time.Second) // polls of the same revision keep the warning
+		assert.ErrorIs(t, r.Status().Err, core.ErrInvalidRules)
+		files, _ := filepath.Glob(filepath.Join(dir, "*.cache"))
+		assert.Len(t, files, 1, "cached")
+		require.NoError(t, r.Close())
+	})
 }

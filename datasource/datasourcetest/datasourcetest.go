@@ -208,14 +208,6 @@ func (s suite) waitRules(t *testing.T, m *manager, want doc) {
 	})
 }
 
-func (s suite) waitProperty(t *testing.T, r *datasource.Readable[doc], want doc) {
-	t.Helper()
-	s.eventually(t, fmt.Sprintf("property %q", want), func() bool {
-		got, ok := r.Property().Get()
-		return ok && slices.Equal(got, want) && (got == nil) == (want == nil)
-	})
-}
-
 func (s suite) put(t *testing.T, b Backend, data []byte) {
 	t.Helper()
 	require.NoError(t, b.Put(s.ctx(t), data), "Backend.Put")

@@ -13,8 +13,9 @@
 // temporary file renamed over the file), and a Kubernetes ConfigMap update
 // (the file is a link into "..data/", and "..data" is a link that is
 // atomically replaced). When the file is a link into another directory,
-// that directory is watched too. A burst of events is read once after
-// WithDebounce (5 ms), and only a change of content is reported. When
+// that directory is watched too. A rename or creation is read at once; a
+// burst of in-place write events is read once, WithDebounce (5 ms) after
+// its first; only a change of content is reported. When
 // notifications are not available (inotify missing or its limits reached,
 // or WithPolling) Watch reports datasource.ErrWatchUnsupported and the
 // Readable polls instead, reading and hashing the file every poll

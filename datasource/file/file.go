@@ -18,7 +18,7 @@ import (
 )
 
 // DefaultDebounce is how long Watch lets a burst of file events settle
-// before it reads the file.
+// after an in-place write before it reads the file.
 const DefaultDebounce = 5 * time.Millisecond
 
 // Option configures a Source.
@@ -34,9 +34,11 @@ func WithPerm(perm fs.FileMode) Option { return func(s *Source) { s.perm = perm.
 // events (some network and FUSE mounts).
 func WithPolling() Option { return func(s *Source) { s.polling = true } }
 
-// WithDebounce sets how long Watch waits after the first event of a burst
-// before it reads the file (default DefaultDebounce); a writer that
-// truncates and then writes is then read once, complete. Zero reads at once.
+// WithDebounce sets how long Watch waits after the first in-place write
+// event of a burst before it reads the file (default DefaultDebounce); a
+// writer that truncates and then writes is then read once, complete.
+// Renames, creations and removals (atomic saves, ConfigMap swaps) are read
+// at once. Zero reads at once after every event.
 func WithDebounce(d time.Duration) Option { return func(s *Source) { s.debounce = max(d, 0) } }
 
 // WithLockPath sets the lock file Write holds while it compares and
@@ -226,11 +228,13 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 				return fmt.Errorf("file: watch %s: directory removed or renamed", primary)
 			}
 			s.followLinks(w, watched, primary)
+			if s.debounce <= 0 || !ev.Has(fsnotify.Write) {
+				// A rename, create or remove replaces the file whole: read
+				// at once. Only in-place writes may be half done.
+				check()
+				continue
+			}
 			if settled == nil {
-				if s.debounce <= 0 {
-					check()
-					continue
-				}
 				if settle == nil {
 					settle = time.NewTimer(s.debounce)
 				} else {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/file"
 )
@@ -58,4 +57,3 @@ func TestConformanceInPlaceWrites(t *testing.T) {
 	}
 	datasourcetest.Run(t, h)
 }
-
