@@ -1,0 +1,353 @@
+package converter
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/core/authority"
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/hotspot"
+	"github.com/bulwark-go/bulwark/core/system"
+)
+
+// problems returns "path: message" of every problem of err, which must be
+// a *DecodeError.
+func problems(t *testing.T, err error) []string {
+	t.Helper()
+	var de *DecodeError
+	require.ErrorAs(t, err, &de)
+	var out []string
+	for _, p := range de.Problems {
+		out = append(out, p.Error())
+	}
+	return out
+}
+
+func TestFlowDefaults(t *testing.T) {
+	rules, err := FlowRules().Convert([]byte(`[{"resource":"GET:/orders","count":20}]`))
+	require.NoError(t, err)
+	assert.Equal(t, []flow.Rule{{Resource: "GET:/orders", LimitApp: "default", Grade: flow.GradeQPS, Count: 20,
+		Strategy: flow.Direct, ControlBehavior: flow.Reject, WarmUpPeriodSec: 10, MaxQueueingTimeMs: 500}}, rules)
+}
+
+func TestFlowAllFields(t *testing.T) {
+	doc := `[{
+		"resource": "w", "limitApp": "app-a", "grade": 0, "count": 5.5, "strategy": 1, "refResource": "r",
+		"controlBehavior": 3, "warmUpPeriodSec": 20, "maxQueueingTimeMs": 1000.0, "clusterMode": true,
+		"clusterConfig": {"flowId": 9, "thresholdType": 1}
+	}]`
+	rules, err := FlowRules().Convert([]byte(doc))
+	require.NoError(t, err)
+	assert.Equal(t, []flow.Rule{{Resource: "w", LimitApp: "app-a", Grade: flow.GradeThread, Count: 5.5,
+		Strategy: flow.Relate, RefResource: "r", ControlBehavior: flow.WarmUpRateLimiter, WarmUpPeriodSec: 20,
+		MaxQueueingTimeMs: 1000, ClusterMode: true,
+		ClusterConfig: flow.ClusterConfig{FlowID: 9, ThresholdType: 1, FallbackToLocalWhenFail: true,
+			SampleCount: 10, WindowIntervalMs: 1000, ResourceTimeout: 2000, ClientOfflineTime: 2000}}}, rules)
+}
+
+func TestEnumNames(t *testing.T) {
+	rules, err := FlowRules().Convert([]byte(`[
+		{"resource":"a","grade":"QPS","controlBehavior":"warmUp"},
+		{"resource":"b","grade":"thread","strategy":"CHAIN","refResource":"ctx"},
+		{"resource":"c","controlBehavior":"RateLimiter"}]`))
+	require.NoError(t, err)
+	assert.Equal(t, flow.GradeQPS, rules[0].Grade)
+	assert.Equal(t, flow.WarmUp, rules[0].ControlBehavior)
+	assert.Equal(t, flow.GradeThread, rules[1].Grade)
+	assert.Equal(t, flow.Chain, rules[1].Strategy)
+	assert.Equal(t, flow.RateLimiter, rules[2].ControlBehavior)
+
+	cb, err := CircuitBreakerRules().Convert([]byte(`[{"resource":"a","grade":"avgRt","count":50,"timeWindow":5},
+		{"resource":"b","grade":"ERRORRATIO","count":0.5,"timeWindow":5}]`))
+	require.NoError(t, err)
+	assert.Equal(t, circuitbreaker.AvgRT, cb[0].Grade)
+	assert.Equal(t, circuitbreaker.ErrorRatio, cb[1].Grade)
+
+	au, err := AuthorityRules().Convert([]byte(`[{"resource":"a","limitApp":"x","strategy":"Black"}]`))
+	require.NoError(t, err)
+	assert.Equal(t, authority.Black, au[0].Strategy)
+}
+
+func TestEveryProblemWithItsPath(t *testing.T) {
+	doc := `[
+		{"resource":"a","count":10},
+		{"resource":"b","count":"ten","Grade":1},
+		{"resource":"c","controlBehavior":7,"warmUpPeriodSec":1.5,"speed":3},
+		{"resource":"d","count":-1},
+		"e",
+		{"resource":"f","grade":"fast","clusterConfig":{"flowId":true,"bogus":1}},
+		{"resource":"g","maxQueueingTimeMs":3000000000}
+	]`
+	_, err := FlowRules().Convert([]byte(doc))
+	require.Error(t, err)
+	assert.Equal(t, []string{
+		`[1].count: expected a number, found a string`,
+		`[1].Grade: unknown field (did you mean "grade"?)`,
+		`[2].controlBehavior: expected 0 (reject), 1 (warmUp), 2 (rateLimiter) or 3 (warmUpRateLimiter), found 7`,
+		`[2].warmUpPeriodSec: expected an integer, found 1.5`,
+		`[2].speed: unknown field`,
+		`[3].count: must be >= 0`,
+		`[4]: expected an object, found a string`,
+		`[5].grade: unknown name "fast": expected 0 (thread) or 1 (QPS)`,
+		`[5].clusterConfig.flowId: expected an integer, found a boolean`,
+		`[5].clusterConfig.bogus: unknown field`,
+		`[6].maxQueueingTimeMs: 3000000000 is out of the range of a Java int`,
+	}, problems(t, err))
+	assert.ErrorIs(t, err, ErrSyntax)
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.True(t, strings.HasPrefix(err.Error(), "converter: 11 problems: [1].count: expected a number"), err.Error())
+}
+
+func TestErrorKinds(t *testing.T) {
+	_, err := FlowRules().Convert([]byte(`[{"resource":"a","count":-1}]`))
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.NotErrorIs(t, err, ErrSyntax)
+	assert.Equal(t, "converter: [0].count: must be >= 0", err.Error())
+
+	_, err = FlowRules().Convert([]byte(`[{"resource":"a","nope":1}]`))
+	assert.ErrorIs(t, err, ErrSyntax)
+	assert.NotErrorIs(t, err, ErrInvalid)
+
+	for _, doc := range []string{``, `  `, `[`, `[{"resource":"a",}]`, `[1,]`, `{"resource":"a"}`, `[] x`, `[{"a":"\x"}]`, "[\"\xff\"]", `[01]`, `[{"count":1e}]`, `tru`} {
+		_, err := FlowRules().Convert([]byte(doc))
+		assert.ErrorIs(t, err, ErrSyntax, "%q", doc)
+		assert.NotErrorIs(t, err, ErrInvalid, "%q", doc)
+	}
+}
+
+func TestNullAndEmpty(t *testing.T) {
+	rules, err := FlowRules().Convert([]byte(` null `))
+	require.NoError(t, err)
+	assert.Nil(t, rules)
+	rules, err = FlowRules().Convert([]byte(`[]`))
+	require.NoError(t, err)
+	assert.Empty(t, rules)
+	// null for a field means left out: the default.
+	rules, err = FlowRules().Convert([]byte(`[{"resource":"a","grade":null,"warmUpPeriodSec":null,"limitApp":null}]`))
+	require.NoError(t, err)
+	assert.Equal(t, flow.GradeQPS, rules[0].Grade)
+	assert.Equal(t, 10, rules[0].WarmUpPeriodSec)
+	assert.Equal(t, "default", rules[0].LimitApp)
+	_, err = FlowRules().Convert([]byte(`[null]`))
+	assert.Equal(t, []string{"[0]: expected an object, found null"}, problems(t, err))
+}
+
+func TestDashboardFlowEntity(t *testing.T) {
+	doc := `[{"id":12,"app":"order","ip":"10.0.0.1","port":8720,"limitApp":"default","resource":"/pay",
+		"grade":1,"count":100,"strategy":0,"refResource":null,"controlBehavior":0,"warmUpPeriodSec":null,
+		"maxQueueingTimeMs":null,"clusterMode":false,"clusterConfig":null,
+		"gmtCreate":1700000000000,"gmtModified":"2024-01-01 00:00:00"}]`
+	rules, err := FlowRules().Convert([]byte(doc))
+	require.NoError(t, err)
+	assert.Equal(t, "/pay", rules[0].Resource)
+	assert.Equal(t, 100.0, rules[0].Count)
+}
+
+func TestRegexGetter(t *testing.T) {
+	_, err := FlowRules().Convert([]byte(`[{"resource":"a","regex":false}]`))
+	require.NoError(t, err)
+	_, err = FlowRules().Convert([]byte(`[{"resource":"a.*","regex":true}]`))
+	assert.Equal(t, []string{"[0].regex: regular-expression resources are not supported; set it to false or leave it out"}, problems(t, err))
+}
+
+func TestCircuitBreaker(t *testing.T) {
+	rules, err := CircuitBreakerRules().Convert([]byte(`[{"resource":"a","count":200,"timeWindow":10}]`))
+	require.NoError(t, err)
+	assert.Equal(t, []circuitbreaker.Rule{{Resource: "a", LimitApp: "default", Grade: circuitbreaker.SlowRequestRatio,
+		Count: 200, TimeWindow: 10, MinRequestAmount: 5, SlowRatioThreshold: 1, StatIntervalMs: 1000, RTSlowRequestAmount: 5}}, rules)
+
+	rules, err = CircuitBreakerRules().Convert([]byte(`[{"resource":"a","grade":100,"count":20,"timeWindow":3,"rtSlowRequestAmount":2}]`))
+	require.NoError(t, err)
+	assert.Equal(t, circuitbreaker.AvgRT, rules[0].Grade)
+	assert.Equal(t, 2, rules[0].RTSlowRequestAmount)
+
+	_, err = CircuitBreakerRules().Convert([]byte(`[{"resource":"a","grade":1,"count":2,"statIntervalMs":0},{"resource":"b","grade":3}]`))
+	assert.Equal(t, []string{
+		"[0].count: must be a ratio in [0, 1] for grade errorRatio, got 2",
+		"[0].timeWindow: must be > 0 (seconds)",
+		"[0].statIntervalMs: must be > 0 (ms)",
+		"[1].grade: expected 0 (slowRequestRatio), 1 (errorRatio), 2 (errorCount) or 100 (avgRt), found 3",
+		"[1].timeWindow: must be > 0 (seconds)",
+	}, problems(t, err))
+}
+
+func TestSystem(t *testing.T) {
+	rules, err := SystemRules().Convert([]byte(`[{"highestCpuUsage":0.8},{"resource":"ignored","limitApp":"default","qps":100.5,"maxThread":10.0}]`))
+	require.NoError(t, err)
+	assert.Equal(t, []system.Rule{
+		{HighestSystemLoad: -1, HighestCPUUsage: 0.8, QPS: -1, AvgRT: -1, MaxThread: -1},
+		{HighestSystemLoad: -1, HighestCPUUsage: -1, QPS: 100.5, AvgRT: -1, MaxThread: 10},
+	}, rules)
+	_, err = SystemRules().Convert([]byte(`[{"qps":0},{},{"highestCpuUsage":80},{"resource":1}]`))
+	assert.Equal(t, []string{
+		"[0].qps: must not be 0, which would block all inbound traffic; use -1 to leave it unset",
+		"[1]: rule sets no threshold: set at least one of highestSystemLoad, highestCpuUsage, qps, avgRt, maxThread",
+		"[2].highestCpuUsage: must be a ratio in (0, 1], or -1 to leave it unset; got 80",
+		"[3].resource: expected a string, found a number",
+		"[3]: rule sets no threshold: set at least one of highestSystemLoad, highestCpuUsage, qps, avgRt, maxThread",
+	}, problems(t, err))
+}
+
+func TestAuthorityDashboardWrapper(t *testing.T) {
+	doc := `[
+		{"resource":"plain","limitApp":"a,b","strategy":1},
+		{"id":3,"app":"svc","ip":"1.2.3.4","port":8719,"gmtCreate":1,"gmtModified":2,
+		 "rule":{"resource":"wrapped","limitApp":"c","strategy":0},
+		 "resource":"wrapped","limitApp":"c","strategy":0}
+	]`
+	rules, err := AuthorityRules().Convert([]byte(doc))
+	require.NoError(t, err)
+	assert.Equal(t, []authority.Rule{{Resource: "plain", LimitApp: "a,b", Strategy: authority.Black},
+		{Resource: "wrapped", LimitApp: "c", Strategy: authority.White}}, rules)
+
+	_, err = AuthorityRules().Convert([]byte(`[{"rule":{"resource":"r","limitApp":"c"},"limitApp":"d"},{"rule":{"resource":"r"}},{"rule":5}]`))
+	assert.Equal(t, []string{
+		`[0].limitApp: differs from rule.limitApp: beside "rule", a field must be a copy of the rule's`,
+		"[1].rule.limitApp: must list at least one origin (comma-separated)",
+		"[2].rule: expected an object (the rule of a dashboard entity), found a number",
+		"[2].resource: must not be empty",
+		"[2].limitApp: must list at least one origin (comma-separated)",
+	}, problems(t, err))
+}
+
+func TestHotspot(t *testing.T) {
+	doc := `[{"id":1,"app":"svc","ip":"1.1.1.1","port":1,"gmtCreate":null,"gmtModified":null,
+		"rule":{"resource":"getUser","paramIdx":0,"count":5,"grade":1,"controlBehavior":"rateLimiter","maxQueueingTimeMs":200,
+			"paramFlowItemList":[{"object":"42","count":100,"classType":"int"},{"object":7,"count":1,"classType":"java.lang.Long"},
+				{"object":"vip","count":50,"classType":"String"},{"object":true,"count":2,"classType":"boolean"}],
+			"parsedHotItems":{"42":100,"vip":50}, "clusterMode":false, "clusterConfig":{"flowId":3}},
+		"resource":"getUser","paramIdx":0,"count":5}]`
+	rules, err := HotspotRules().Convert([]byte(doc))
+	require.NoError(t, err)
+	assert.Equal(t, []hotspot.Rule{{Resource: "getUser", LimitApp: "default", Grade: hotspot.GradeQPS, ParamIdx: 0, Count: 5,
+		ControlBehavior: hotspot.RateLimiter, MaxQueueingTimeMs: 200, DurationInSec: 1,
+		ParamFlowItemList: []hotspot.ParamFlowItem{{"42", 100, "int"}, {"7", 1, "java.lang.Long"}, {"vip", 50, "String"}, {"true", 2, "boolean"}},
+		ClusterConfig:     hotspot.ClusterConfig{FlowID: 3, SampleCount: 10, WindowIntervalMs: 1000}}}, rules)
+
+	_, err = HotspotRules().Convert([]byte(`[{"resource":"r","count":1},
+		{"resource":"r","paramIdx":1,"controlBehavior":1,"paramFlowItemList":[{"object":"x","count":1,"classType":"int"},{"count":2},{"object":"a","count":-1,"classType":"Date"}]}]`))
+	assert.Equal(t, []string{
+		`[0]: required field "paramIdx" is missing`,
+		`[1].controlBehavior: expected 0 (reject) or 2 (rateLimiter), found 1`,
+		`[1].paramFlowItemList[1]: required field "object" is missing`,
+		`[1].paramFlowItemList[0].object: "x" is not a 32-bit integer (int)`,
+		`[1].paramFlowItemList[2].object: unknown class type "Date": use int, long, double, float, byte, short, boolean, char, String or a java.lang name`,
+		`[1].paramFlowItemList[2].count: must be >= 0`,
+	}, problems(t, err))
+}
+
+func TestRuleSet(t *testing.T) {
+	doc := `{
+		"flow": [{"resource":"a","count":1}],
+		"degrade": [{"resource":"a","count":100,"timeWindow":5}],
+		"system": null,
+		"paramFlow": [{"resource":"a","paramIdx":0,"count":3}]
+	}`
+	rs, err := RuleSet().Convert([]byte(doc))
+	require.NoError(t, err)
+	assert.Len(t, rs.Flow, 1)
+	assert.Len(t, rs.CircuitBreaker, 1)
+	assert.Nil(t, rs.System)
+	assert.Nil(t, rs.Authority)
+	assert.Len(t, rs.Hotspot, 1)
+
+	_, err = RuleSet().Convert([]byte(`{"flow":[{"resource":"a"},{"count":-1}],"authority":{},"degrades":[]}`))
+	assert.Equal(t, []string{
+		"flow[1].resource: must not be empty",
+		"flow[1].count: must be >= 0",
+		"authority: expected an array, found an object",
+		"degrades: unknown kind: expected flow, degrade, system, authority or paramFlow",
+	}, problems(t, err))
+
+	_, err = RuleSet().Convert([]byte(`[]`))
+	assert.ErrorIs(t, err, ErrSyntax)
+	rs, err = RuleSet().Convert([]byte(`{}`))
+	require.NoError(t, err)
+	assert.Equal(t, Rules{}, rs)
+}
+
+func TestMaxSize(t *testing.T) {
+	doc := []byte(`[{"resource":"a","count":1}]`)
+	_, err := FlowRules(WithMaxSize(10)).Convert(doc)
+	assert.ErrorIs(t, err, ErrTooLarge)
+	assert.Contains(t, err.Error(), "converter: document of 28 bytes is over the 10-byte limit")
+	_, err = FlowRules(WithMaxSize(28)).Convert(doc)
+	assert.NoError(t, err)
+	_, err = FlowRules(WithMaxSize(0)).Convert(doc)
+	assert.NoError(t, err)
+	_, err = RuleSet(WithMaxSize(1)).Convert([]byte(`{}`))
+	assert.ErrorIs(t, err, ErrTooLarge)
+
+	big := plainFlowDoc(30000)
+	require.Greater(t, len(big), DefaultMaxSize)
+	_, err = FlowRules().Convert(big)
+	assert.ErrorIs(t, err, ErrTooLarge)
+
+	rules := []flow.Rule{{Resource: "a", Grade: flow.GradeQPS, Count: 1}}
+	_, err = FlowRules(WithMaxSize(50)).Encode(rules)
+	assert.ErrorIs(t, err, ErrTooLarge)
+}
+
+func TestEncodeJavaShape(t *testing.T) {
+	out, err := FlowRules().Encode([]flow.Rule{{Resource: "a<b>", LimitApp: "default", Grade: flow.GradeQPS, Count: 10,
+		ControlBehavior: flow.WarmUp, WarmUpPeriodSec: 10, MaxQueueingTimeMs: 500}})
+	require.NoError(t, err)
+	assert.Equal(t, `[
+  {"resource":"a<b>","limitApp":"default","grade":1,"count":10,"strategy":0,"refResource":"","controlBehavior":1,"warmUpPeriodSec":10,"maxQueueingTimeMs":500,"clusterMode":false,"clusterConfig":null}
+]
+`, string(out))
+
+	out, err = SystemRules().Encode(nil)
+	require.NoError(t, err)
+	assert.Equal(t, "[]\n", string(out))
+}
+
+func TestEncodeRefusesInvalidRules(t *testing.T) {
+	_, err := FlowRules().Encode([]flow.Rule{{Resource: "ok", Grade: flow.GradeQPS}, {Count: -1}, {Resource: "x", Grade: flow.GradeQPS, MaxQueueingTimeMs: 1 << 40}})
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.Equal(t, []string{"[1].resource: must not be empty", "[1].count: must be >= 0", "[2].maxQueueingTimeMs: out of the range of a Java int"}, problems(t, err))
+
+	_, err = RuleSet().Encode(Rules{System: []system.Rule{{}}})
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.Contains(t, err.Error(), "system[0].highestSystemLoad: must not be 0")
+}
+
+func TestStringEscapes(t *testing.T) {
+	rules, err := FlowRules().Convert([]byte(`[{"resource":"a\"b\\c\/d\n\u00e9\ud83d\ude00\ud800x","count":1}]`))
+	require.NoError(t, err)
+	assert.Equal(t, "a\"b\\c/d\né😀\uFFFDx", rules[0].Resource)
+	_, err = FlowRules().Convert([]byte("[{\"resource\":\"a\tb\"}]"))
+	assert.ErrorIs(t, err, ErrSyntax)
+	// Escaped keys are keys.
+	rules, err = FlowRules().Convert([]byte(`[{"re\u0073ource":"a"}]`))
+	require.NoError(t, err)
+	assert.Equal(t, "a", rules[0].Resource)
+}
+
+func TestDeepNesting(t *testing.T) {
+	doc := `[{"resource":"a","app":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}]`
+	_, err := FlowRules().Convert([]byte(doc))
+	assert.ErrorIs(t, err, ErrSyntax)
+	assert.Contains(t, err.Error(), "nesting deeper than")
+}
+
+func TestNumbers(t *testing.T) {
+	rules, err := FlowRules().Convert([]byte(`[{"resource":"a","count":1e3,"warmUpPeriodSec":2E1,"maxQueueingTimeMs":-0}]`))
+	require.NoError(t, err)
+	assert.Equal(t, 1000.0, rules[0].Count)
+	assert.Equal(t, 20, rules[0].WarmUpPeriodSec)
+	_, err = FlowRules().Convert([]byte(`[{"resource":"a","count":1e999}]`))
+	assert.Equal(t, []string{"[0].count: number 1e999 is out of range"}, problems(t, err))
+	hs, err := HotspotRules().Convert([]byte(`[{"resource":"a","paramIdx":-1,"durationInSec":9007199254740993}]`))
+	require.NoError(t, err)
+	assert.Equal(t, int64(9007199254740993), hs[0].DurationInSec)
+	assert.Equal(t, -1, hs[0].ParamIdx)
+	_, err = HotspotRules().Convert([]byte(`[{"resource":"a","paramIdx":0,"durationInSec":9223372036854775808}]`))
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.True(t, errors.Is(err, ErrInvalid))
+}
