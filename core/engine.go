@@ -5,13 +5,18 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/bulwark-go/bulwark/core/authority"
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/core/stat"
+	"github.com/bulwark-go/bulwark/core/system"
 )
 
 // Clock is the engine's source of time. Only differences between readings
@@ -30,6 +35,7 @@ type config struct {
 	maxRT        time.Duration
 	maxResources int
 	stripes      int
+	collector    system.Collector
 }
 
 // WithClock makes the engine read time from c instead of the time package.
@@ -77,7 +83,14 @@ type Engine struct {
 	nodes   registry
 	inbound *stat.Node
 
-	flow *RuleManager[flow.Rule]
+	flow      *RuleManager[flow.Rule]
+	breakers  *RuleManager[circuitbreaker.Rule]
+	system    *RuleManager[system.Rule]
+	authority *RuleManager[authority.Rule]
+	hotspot   *RuleManager[hotspot.Rule]
+
+	breakerLn breakerListeners
+	sys       sysState // the system collector; see systemslot.go
 
 	closed atomic.Bool
 }
@@ -110,6 +123,13 @@ func NewEngine(opts ...Option) *Engine {
 	e.inbound = stat.NewNode(e.nodes.stripes)
 	e.table.Store(&table{})
 	e.flow = newRuleManager(e, flowKind)
+	e.breakers = newRuleManager(e, breakerKind)
+	e.system = newRuleManager(e, systemKind)
+	e.authority = newRuleManager(e, authorityKind)
+	e.hotspot = newRuleManager(e, hotspotKind)
+	e.sys.collector = cfg.collector
+	e.sys.load.Store(math.Float64bits(math.NaN()))
+	e.sys.cpu.Store(math.Float64bits(math.NaN()))
 	return e
 }
 
@@ -128,10 +148,29 @@ func Default() *Engine {
 // Flow returns the manager of the engine's flow rules.
 func (e *Engine) Flow() *RuleManager[flow.Rule] { return e.flow }
 
-// Close stops what the engine runs in the background. Entries keep
-// working with the rules in force; Close is idempotent.
+// CircuitBreaker returns the manager of the engine's circuit-breaking
+// (degrade) rules.
+func (e *Engine) CircuitBreaker() *RuleManager[circuitbreaker.Rule] { return e.breakers }
+
+// System returns the manager of the engine's system rules. They apply to
+// inbound entries (see [Inbound]) of every resource.
+func (e *Engine) System() *RuleManager[system.Rule] { return e.system }
+
+// Authority returns the manager of the engine's origin authority rules.
+func (e *Engine) Authority() *RuleManager[authority.Rule] { return e.authority }
+
+// Hotspot returns the manager of the engine's hot-parameter rules.
+func (e *Engine) Hotspot() *RuleManager[hotspot.Rule] { return e.hotspot }
+
+// Close stops what the engine runs in the background (the system
+// collector) and waits for it. Entries keep working with the rules in
+// force, but load and CPU checks are disabled from then on; Close is
+// idempotent.
 func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.closed.Store(true)
+	e.stopCollector()
 	return nil
 }
 

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bulwark-go/bulwark/core/authority"
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/core/stat"
+	"github.com/bulwark-go/bulwark/core/system"
 )
 
 // BlockKind is the kind of rule that blocked an entry.
@@ -71,6 +75,14 @@ func describeRule(k BlockKind, rule any) string {
 	switch r := rule.(type) {
 	case flow.Rule:
 		return describeFlow(r)
+	case circuitbreaker.Rule:
+		return describeBreaker(r)
+	case system.Rule:
+		return describeSystem(r)
+	case authority.Rule:
+		return describeAuthority(r)
+	case hotspot.Rule:
+		return describeHotspot(r)
 	}
 	return k.String() + " rule"
 }
@@ -140,6 +152,7 @@ type Entry struct {
 	args        []any
 	count       int64
 	start       int64
+	probes      uint64 // bit i: this entry is the half-open probe of breaker i
 	err         error
 	inbound     bool
 	prioritized bool
@@ -241,8 +254,8 @@ func (e *Engine) enter(ctx context.Context, en *Entry, resource string, opts []E
 	} else {
 		en.stats = e.nodes.get(resource)
 	}
-	if r != nil {
-		if err := e.check(t, r, en, now); err != nil {
+	if r != nil || (en.inbound && t.system != nil) {
+		if err := e.check(t, r, en, resource, now); err != nil {
 			e.recordBlock(en, now, err)
 			return nil, err
 		}
@@ -251,6 +264,9 @@ func (e *Engine) enter(ctx context.Context, en *Entry, resource string, opts []E
 		}
 	}
 	e.recordPass(en, now)
+	if r != nil && r.hotspot != nil {
+		r.hotspot.hotspotThreads(en, 1)
+	}
 	return en, nil
 }
 
@@ -263,10 +279,37 @@ func badCall(ctx context.Context, resource string) error {
 
 func badCount(n int) error { return fmt.Errorf("%w: count %d < 1", ErrInvalidArgument, n) }
 
-// check runs the rule kinds in Sentinel's order.
-func (e *Engine) check(t *table, r *resource, en *Entry, now int64) error {
+// check runs the rule kinds in Sentinel's order: authority, system
+// (inbound entries only), hot parameters, flow, circuit breakers. r is nil
+// when only system rules apply.
+func (e *Engine) check(t *table, r *resource, en *Entry, resource string, now int64) error {
+	if r != nil && r.authority != nil {
+		if err := checkAuthority(r.authority, en); err != nil {
+			return err
+		}
+	}
+	if en.inbound && t.system != nil {
+		if err := e.checkSystem(t.system, en, resource, now); err != nil {
+			return err
+		}
+	}
+	if r == nil {
+		return nil
+	}
+	if r.hotspot != nil {
+		if err := e.checkHotspot(r.hotspot, en, now); err != nil {
+			return err
+		}
+	}
 	if r.flow != nil {
 		if err := e.checkFlow(r.flow, en, now); err != nil {
+			return err
+		}
+	}
+	if r.breakers != nil {
+		// Breakers go last: a half-open probe must be an entry that every
+		// other check admitted.
+		if err := e.checkBreakers(r.breakers, en, now); err != nil {
 			return err
 		}
 	}
@@ -324,12 +367,21 @@ func (en *Entry) Exit() {
 	}
 	en.exited = true
 	now := en.e.now()
-	rt := min((now-en.start)/nsPerMs, en.e.maxRTMs)
+	rawRT := (now - en.start) / nsPerMs
+	rt := min(rawRT, en.e.maxRTMs)
 	ms := now / nsPerMs
 	failed := en.err != nil
 	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
 		if n != nil {
 			n.AddCompletion(ms, en.count, rt, failed)
+		}
+	}
+	if r := en.res; r != nil {
+		if r.breakers != nil {
+			en.exitBreakers(r.breakers, ms, rawRT, failed)
+		}
+		if r.hotspot != nil {
+			r.hotspot.hotspotThreads(en, -1)
 		}
 	}
 }

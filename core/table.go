@@ -1,8 +1,12 @@
 package core
 
 import (
+	"github.com/bulwark-go/bulwark/core/authority"
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/core/stat"
+	"github.com/bulwark-go/bulwark/core/system"
 )
 
 // table is one immutable generation of every rule kind, compiled. Enter
@@ -12,14 +16,31 @@ type table struct {
 	flowRules []flow.Rule
 	flow      map[string]*flowSet // by resource
 
+	breakerRules []circuitbreaker.Rule
+	breakers     map[string]*breakerSet
+
+	authorityRules []authority.Rule
+	authority      map[string]*authoritySet
+
+	hotspotRules []hotspot.Rule
+	hotspot      map[string]*hotspotSet
+
+	// System rules are global: combined here, checked for every inbound
+	// entry whether or not its resource has rules. nil when there are none.
+	systemRules []system.Rule
+	system      *systemSet
+
 	// res merges every resource-scoped kind: one map lookup per Enter.
 	res map[string]*resource
 }
 
 // resource is what Enter needs about one resource that has rules.
 type resource struct {
-	stats *resStats
-	flow  *flowSet
+	stats     *resStats
+	authority *authoritySet
+	hotspot   *hotspotSet
+	flow      *flowSet
+	breakers  *breakerSet
 }
 
 func (t *table) clone() *table {
@@ -41,6 +62,15 @@ func (t *table) merge() {
 	}
 	for name, fs := range t.flow {
 		at(name, fs.stats).flow = fs
+	}
+	for name, bs := range t.breakers {
+		at(name, bs.stats).breakers = bs
+	}
+	for name, as := range t.authority {
+		at(name, as.stats).authority = as
+	}
+	for name, hs := range t.hotspot {
+		at(name, hs.stats).hotspot = hs
 	}
 }
 

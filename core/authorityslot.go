@@ -1,0 +1,61 @@
+package core
+
+import (
+	"fmt"
+
+	"github.com/bulwark-go/bulwark/core/authority"
+)
+
+var authorityKind = kind[authority.Rule]{
+	name:     "authority",
+	validate: authority.Rule.Validate,
+	equal:    func(a, b authority.Rule) bool { return a == b },
+	resource: func(r authority.Rule) string { return r.Resource },
+	rules:    func(t *table) []authority.Rule { return t.authorityRules },
+	install:  installAuthority,
+}
+
+// authoritySet is the compiled authority rules of one resource.
+type authoritySet struct {
+	stats  *resStats
+	checks []authorityCheck
+}
+
+type authorityCheck struct {
+	c     *authority.Checker
+	block *BlockError
+}
+
+func installAuthority(e *Engine, next, _ *table, rules []authority.Rule) {
+	next.authorityRules = rules
+	next.authority = make(map[string]*authoritySet)
+	for _, r := range rules {
+		as := next.authority[r.Resource]
+		if as == nil {
+			as = &authoritySet{stats: e.nodes.pin(r.Resource)}
+			next.authority[r.Resource] = as
+		}
+		as.checks = append(as.checks, authorityCheck{
+			c:     authority.NewChecker(r),
+			block: &BlockError{Kind: BlockAuthority, Resource: r.Resource, Rule: r},
+		})
+	}
+}
+
+// checkAuthority runs the resource's authority rules; an entry without
+// origin is not checked.
+func checkAuthority(as *authoritySet, en *Entry) error {
+	if en.origin == "" {
+		return nil
+	}
+	for i := range as.checks {
+		if c := &as.checks[i]; !c.c.Pass(en.origin) {
+			return c.block
+		}
+	}
+	return nil
+}
+
+func describeAuthority(r authority.Rule) string {
+	return fmt.Sprintf("authority rule %s limitApp=%s", r.Strategy, r.LimitApp)
+}

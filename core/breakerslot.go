@@ -1,0 +1,165 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+)
+
+var breakerKind = kind[circuitbreaker.Rule]{
+	name:     "circuitbreaker",
+	validate: circuitbreaker.Rule.Validate,
+	equal:    func(a, b circuitbreaker.Rule) bool { return a == b },
+	resource: func(r circuitbreaker.Rule) string { return r.Resource },
+	rules:    func(t *table) []circuitbreaker.Rule { return t.breakerRules },
+	install:  installBreakers,
+}
+
+// maxProbes is how many breakers of one resource an Entry tracks as the
+// half-open probe (a bit each in Entry.probes). Breakers past it, which no
+// real configuration reaches, let any completion decide the half-open
+// state, as Java does.
+const maxProbes = 64
+
+// breakerSet is the compiled breakers of one resource, in rule order.
+type breakerSet struct {
+	stats  *resStats
+	checks []*breakerCheck
+}
+
+type breakerCheck struct {
+	b        *circuitbreaker.Breaker
+	open     *BlockError
+	halfOpen *BlockError
+}
+
+// breakerListeners are the engine's breaker state-change listeners.
+type breakerListeners struct {
+	mu   sync.Mutex
+	m    map[uint64]func(circuitbreaker.StateChange)
+	next uint64
+	fns  atomic.Pointer[[]func(circuitbreaker.StateChange)]
+}
+
+// OnBreakerStateChange calls fn after every state transition of any of the
+// engine's circuit breakers (Java's CircuitBreakerStateChangeObserver):
+// from, to, the value that triggered it and the rule. fn runs synchronously
+// on the goroutine that made the transition (an Enter or an Exit): it must
+// be quick and must not enter the breaker's resource.
+func (e *Engine) OnBreakerStateChange(fn func(circuitbreaker.StateChange)) (cancel func()) {
+	l := &e.breakerLn
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[uint64]func(circuitbreaker.StateChange){}
+	}
+	id := l.next
+	l.next++
+	l.m[id] = fn
+	l.publish()
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.m, id)
+		l.publish()
+	}
+}
+
+func (l *breakerListeners) publish() {
+	ids := make([]uint64, 0, len(l.m))
+	for id := range l.m {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	fns := make([]func(circuitbreaker.StateChange), len(ids))
+	for i, id := range ids {
+		fns[i] = l.m[id]
+	}
+	l.fns.Store(&fns)
+}
+
+func (l *breakerListeners) notify(c circuitbreaker.StateChange) {
+	if p := l.fns.Load(); p != nil {
+		for _, fn := range *p {
+			fn(c)
+		}
+	}
+}
+
+func installBreakers(e *Engine, next, prev *table, rules []circuitbreaker.Rule) {
+	next.breakerRules = rules
+	next.breakers = make(map[string]*breakerSet)
+	reused := map[*breakerCheck]bool{}
+	for _, r := range rules {
+		bs := next.breakers[r.Resource]
+		if bs == nil {
+			bs = &breakerSet{stats: e.nodes.pin(r.Resource)}
+			next.breakers[r.Resource] = bs
+		}
+		bc := &breakerCheck{}
+		if old := prev.breakers[r.Resource]; old != nil {
+			if i := slices.IndexFunc(old.checks, func(c *breakerCheck) bool { return c.b.Rule() == r && !reused[c] }); i >= 0 {
+				reused[old.checks[i]] = true
+				bc.b = old.checks[i].b
+			}
+		}
+		if bc.b == nil {
+			bc.b = circuitbreaker.New(r, circuitbreaker.Options{Stripes: e.nodes.stripes, OnStateChange: e.breakerLn.notify})
+		}
+		bc.open = &BlockError{Kind: BlockCircuitBreaker, Resource: r.Resource, Rule: r, Detail: "breaker OPEN"}
+		bc.halfOpen = &BlockError{Kind: BlockCircuitBreaker, Resource: r.Resource, Rule: r, Detail: "breaker HALF_OPEN, probe in flight"}
+		bs.checks = append(bs.checks, bc)
+	}
+}
+
+// checkBreakers asks each breaker of the resource in turn. When one blocks,
+// the breakers before it that let this entry through as their half-open
+// probe go back to OPEN: the probe never ran (Java's whenTerminate hook).
+func (e *Engine) checkBreakers(bs *breakerSet, en *Entry, now int64) error {
+	ms := now / nsPerMs
+	for i, c := range bs.checks {
+		pass, probe := c.b.TryPass(ms, bs.stats.node)
+		if !pass {
+			for j := range min(i, maxProbes) {
+				if en.probes&(1<<j) != 0 {
+					bs.checks[j].b.AbortProbe(ms)
+				}
+			}
+			en.probes = 0
+			if c.b.State() == circuitbreaker.HalfOpen {
+				return c.halfOpen
+			}
+			return c.open
+		}
+		if probe && i < maxProbes {
+			en.probes |= 1 << i
+		}
+	}
+	return nil
+}
+
+// exitBreakers reports a completed entry to the resource's breakers.
+func (en *Entry) exitBreakers(bs *breakerSet, ms, rt int64, failed bool) {
+	for i, c := range bs.checks {
+		c.b.OnComplete(ms, rt, failed, i >= maxProbes || en.probes&(1<<i) != 0)
+	}
+}
+
+func describeBreaker(r circuitbreaker.Rule) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "circuit breaker %s", r.Grade)
+	switch r.Grade {
+	case circuitbreaker.SlowRequestRatio:
+		fmt.Fprintf(&b, " rt>%gms ratio>%g", r.Count, r.SlowRatioThreshold)
+	case circuitbreaker.AvgRT:
+		fmt.Fprintf(&b, " %gms", r.Count)
+	default:
+		fmt.Fprintf(&b, " %g", r.Count)
+	}
+	fmt.Fprintf(&b, " timeWindow=%ds", r.TimeWindow)
+	return b.String()
+}

@@ -1,0 +1,122 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bulwark-go/bulwark/core/hotspot"
+)
+
+var hotspotKind = kind[hotspot.Rule]{
+	name:     "hotspot",
+	validate: hotspot.Rule.Validate,
+	equal:    hotspotEqual,
+	resource: func(r hotspot.Rule) string { return r.Resource },
+	rules:    func(t *table) []hotspot.Rule { return t.hotspotRules },
+	install:  installHotspot,
+}
+
+func hotspotEqual(a, b hotspot.Rule) bool {
+	items := slices.Equal(a.ParamFlowItemList, b.ParamFlowItemList)
+	a.ParamFlowItemList, b.ParamFlowItemList = nil, nil
+	return items && a.Resource == b.Resource && a.LimitApp == b.LimitApp && a.Grade == b.Grade &&
+		a.ParamIdx == b.ParamIdx && a.Count == b.Count && a.ControlBehavior == b.ControlBehavior &&
+		a.MaxQueueingTimeMs == b.MaxQueueingTimeMs && a.BurstCount == b.BurstCount &&
+		a.DurationInSec == b.DurationInSec && a.ClusterMode == b.ClusterMode && a.ClusterConfig == b.ClusterConfig
+}
+
+// hotspotSet is the compiled hot-parameter rules of one resource.
+type hotspotSet struct {
+	stats  *resStats
+	checks []*hotspotCheck
+	// threads: some rule counts entries in flight per value, so passes and
+	// exits must be reported.
+	threads bool
+}
+
+type hotspotCheck struct {
+	l     *hotspot.Limiter
+	block *BlockError
+}
+
+func installHotspot(e *Engine, next, prev *table, rules []hotspot.Rule) {
+	next.hotspotRules = rules
+	next.hotspot = make(map[string]*hotspotSet)
+	reused := map[*hotspotCheck]bool{}
+	for _, r := range rules {
+		hs := next.hotspot[r.Resource]
+		if hs == nil {
+			hs = &hotspotSet{stats: e.nodes.pin(r.Resource)}
+			next.hotspot[r.Resource] = hs
+		}
+		hc := &hotspotCheck{}
+		if old := prev.hotspot[r.Resource]; old != nil {
+			if i := slices.IndexFunc(old.checks, func(c *hotspotCheck) bool { return hotspotEqual(c.l.Rule(), r) && !reused[c] }); i >= 0 {
+				reused[old.checks[i]] = true
+				hc.l = old.checks[i].l
+			}
+		}
+		if hc.l == nil {
+			hc.l = hotspot.NewLimiter(r)
+		}
+		hc.block = &BlockError{Kind: BlockHotspot, Resource: r.Resource, Rule: r}
+		if r.Grade == hotspot.GradeThread {
+			hs.threads = true
+		}
+		hs.checks = append(hs.checks, hc)
+	}
+}
+
+// checkHotspot runs the resource's hot-parameter rules; an entry without
+// arguments passes them all. A paced entry waits here, honouring ctx.
+func (e *Engine) checkHotspot(hs *hotspotSet, en *Entry, now int64) error {
+	if len(en.args) == 0 {
+		return nil
+	}
+	for _, hc := range hs.checks {
+		d := hc.l.Check(en.args, now, en.count)
+		if d.Blocked {
+			return hc.block
+		}
+		if d.Wait > 0 {
+			en.waited = true
+			if err := e.sleep(en.ctx, d.Wait); err != nil {
+				return fmt.Errorf("core: %s: waiting for hotspot rule: %w", hc.l.Rule().Resource, err)
+			}
+		}
+	}
+	return nil
+}
+
+// hotspotThreads reports an admitted (d = 1) or completed (d = -1) entry to
+// the resource's thread-grade rules.
+func (hs *hotspotSet) hotspotThreads(en *Entry, d int) {
+	if !hs.threads || len(en.args) == 0 {
+		return
+	}
+	for _, hc := range hs.checks {
+		if d > 0 {
+			hc.l.Entered(en.args)
+		} else {
+			hc.l.Exited(en.args)
+		}
+	}
+}
+
+func describeHotspot(r hotspot.Rule) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "hotspot rule paramIdx=%d %s %g", r.ParamIdx, r.Grade, r.Count)
+	if r.Grade == hotspot.GradeQPS {
+		fmt.Fprintf(&b, "/%ds", r.DurationInSec)
+		if r.ControlBehavior != hotspot.Reject {
+			fmt.Fprintf(&b, " %s", r.ControlBehavior)
+		} else if r.BurstCount > 0 {
+			fmt.Fprintf(&b, " burst=%d", r.BurstCount)
+		}
+	}
+	if n := len(r.ParamFlowItemList); n > 0 {
+		fmt.Fprintf(&b, " items=%d", n)
+	}
+	return b.String()
+}

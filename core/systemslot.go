@@ -1,0 +1,187 @@
+package core
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/bulwark-go/bulwark/core/system"
+)
+
+var systemKind = kind[system.Rule]{
+	name:     "system",
+	validate: system.Rule.Validate,
+	equal:    func(a, b system.Rule) bool { return a == b },
+	resource: func(system.Rule) string { return "" }, // system rules are global
+	rules:    func(t *table) []system.Rule { return t.systemRules },
+	install:  installSystem,
+}
+
+// WithSystemCollector makes system rules read load and CPU usage from c
+// instead of the Linux collector ([system.NewCollector]). Tests use it to
+// inject values.
+func WithSystemCollector(c system.Collector) Option {
+	return func(cfg *config) { cfg.collector = c }
+}
+
+// collectInterval is how often the collector goroutine samples, as Java's
+// SystemStatusListener.
+const collectInterval = time.Second
+
+// systemSet is the system rules combined: one threshold per metric.
+type systemSet struct {
+	limits system.Limits
+	blocks [system.MetricCPU + 1]*BlockError
+}
+
+// sysState is the engine's collector goroutine and what it last read.
+type sysState struct {
+	collector system.Collector
+	// load and cpu hold math.Float64bits of the last reading, NaN when it
+	// failed or nothing runs: the check is then disabled.
+	load, cpu atomic.Uint64
+	// warnedLoad and warnedCPU make a failing metric logged once.
+	warnedLoad, warnedCPU atomic.Bool
+	// stop and done belong to the running goroutine, nil when none runs;
+	// guarded by Engine.mu.
+	stop, done chan struct{}
+}
+
+func installSystem(e *Engine, next, _ *table, rules []system.Rule) {
+	next.systemRules = rules
+	next.system = nil
+	if len(rules) > 0 {
+		ss := &systemSet{limits: system.Combine(rules)}
+		for m := system.MetricQPS; m <= system.MetricCPU; m++ {
+			if i := ss.limits.From[m]; i >= 0 {
+				ss.blocks[m] = &BlockError{Kind: BlockSystem, Rule: rules[i], Detail: systemDetail(m, &ss.limits)}
+			}
+		}
+		next.system = ss
+	}
+	e.syncCollector(next.system != nil && next.system.limits.NeedsCollector())
+}
+
+func systemDetail(m system.Metric, l *system.Limits) string {
+	switch m {
+	case system.MetricQPS:
+		return fmt.Sprintf("inbound qps above %g", l.QPS)
+	case system.MetricThread:
+		return fmt.Sprintf("inbound concurrency above %d", l.MaxThread)
+	case system.MetricAvgRT:
+		return fmt.Sprintf("inbound average rt above %dms", l.AvgRT)
+	case system.MetricLoad:
+		return fmt.Sprintf("load1 above %g and concurrency above capacity (BBR)", l.HighestSystemLoad)
+	case system.MetricCPU:
+		return fmt.Sprintf("cpu usage above %g", l.HighestCPUUsage)
+	}
+	return m.String()
+}
+
+// checkSystem runs the system rules for an inbound entry of resource. System
+// rules are global, so the returned error is a copy of the prebuilt one
+// naming the resource: the blocked path allocates the error only.
+func (e *Engine) checkSystem(ss *systemSet, en *Entry, resource string, now int64) error {
+	m := ss.limits.Check(system.Sample{
+		Inbound:      e.inbound,
+		Now:          now / nsPerMs,
+		Load1:        math.Float64frombits(e.sys.load.Load()),
+		CPU:          math.Float64frombits(e.sys.cpu.Load()),
+		DefaultMinRT: e.maxRTMs,
+	}, en.count)
+	if m == system.MetricNone {
+		return nil
+	}
+	b := *ss.blocks[m]
+	b.Resource = resource
+	return &b
+}
+
+// syncCollector starts the collector goroutine when need is true and none
+// runs, and stops it (waiting for it) when need is false. It runs under
+// e.mu.
+func (e *Engine) syncCollector(need bool) {
+	s := &e.sys
+	switch {
+	case need && s.stop == nil && !e.closed.Load():
+		if s.collector == nil {
+			s.collector = system.NewCollector()
+		}
+		s.warnedLoad.Store(false)
+		s.warnedCPU.Store(false)
+		e.collect() // the rules see a reading as soon as they are in force
+		s.stop, s.done = make(chan struct{}), make(chan struct{})
+		go e.runCollector(s.stop, s.done)
+	case !need && s.stop != nil:
+		e.stopCollector()
+	}
+}
+
+// stopCollector stops the collector goroutine and waits for it. It runs
+// under e.mu.
+func (e *Engine) stopCollector() {
+	s := &e.sys
+	if s.stop == nil {
+		return
+	}
+	close(s.stop)
+	<-s.done
+	s.stop, s.done = nil, nil
+	s.load.Store(math.Float64bits(math.NaN()))
+	s.cpu.Store(math.Float64bits(math.NaN()))
+}
+
+func (e *Engine) runCollector(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(collectInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			e.collect()
+		}
+	}
+}
+
+// collect reads the metrics once. A metric that cannot be read disables
+// its check until it can; the first failure is logged.
+func (e *Engine) collect() {
+	s := &e.sys
+	read := func(name string, f func() (float64, error), dst *atomic.Uint64, warned *atomic.Bool) {
+		v, err := f()
+		if err != nil || math.IsNaN(v) {
+			dst.Store(math.Float64bits(math.NaN()))
+			if !warned.Swap(true) {
+				e.log.Warn("system metric unavailable: its check is disabled", "metric", name, "err", err)
+			}
+			return
+		}
+		dst.Store(math.Float64bits(v))
+	}
+	read("load1", s.collector.Load1, &s.load, &s.warnedLoad)
+	read("cpu", s.collector.CPUUsage, &s.cpu, &s.warnedCPU)
+}
+
+func describeSystem(r system.Rule) string {
+	var parts []string
+	if r.HighestSystemLoad > 0 {
+		parts = append(parts, fmt.Sprintf("load1=%g", r.HighestSystemLoad))
+	}
+	if r.HighestCPUUsage > 0 {
+		parts = append(parts, fmt.Sprintf("cpu=%g", r.HighestCPUUsage))
+	}
+	if r.QPS > 0 {
+		parts = append(parts, fmt.Sprintf("qps=%g", r.QPS))
+	}
+	if r.AvgRT > 0 {
+		parts = append(parts, fmt.Sprintf("avgRt=%dms", r.AvgRT))
+	}
+	if r.MaxThread > 0 {
+		parts = append(parts, fmt.Sprintf("maxThread=%d", r.MaxThread))
+	}
+	return "system rule " + strings.Join(parts, " ")
+}
