@@ -226,8 +226,9 @@ func TestHotspot(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []hotspot.Rule{{Resource: "getUser", LimitApp: "default", Grade: hotspot.GradeQPS, ParamIdx: 0, Count: 5,
 		ControlBehavior: hotspot.RateLimiter, MaxQueueingTimeMs: 200, DurationInSec: 1,
-		ParamFlowItemList: []hotspot.ParamFlowItem{{"42", 100, "int"}, {"7", 1, "java.lang.Long"}, {"vip", 50, "String"}, {"true", 2, "boolean"}},
-		ClusterConfig:     hotspot.ClusterConfig{FlowID: 3, SampleCount: 10, WindowIntervalMs: 1000}}}, rules)
+		ParamFlowItemList: []hotspot.ParamFlowItem{{Object: "42", Count: 100, ClassType: "int"}, {Object: "7", Count: 1, ClassType: "java.lang.Long"},
+			{Object: "vip", Count: 50, ClassType: "String"}, {Object: "true", Count: 2, ClassType: "boolean"}},
+		ClusterConfig: hotspot.ClusterConfig{FlowID: 3, SampleCount: 10, WindowIntervalMs: 1000}}}, rules)
 
 	_, err = HotspotRules().Convert([]byte(`[{"resource":"r","count":1},
 		{"resource":"r","paramIdx":1,"controlBehavior":1,"paramFlowItemList":[{"object":"x","count":1,"classType":"int"},{"count":2},{"object":"a","count":-1,"classType":"Date"}]}]`))

@@ -10,6 +10,7 @@
 //	{"flow": [...], "degrade": [...], "system": [...], "authority": [...], "paramFlow": [...]}
 //
 // which is the whole state: a kind left out means no rules of that kind.
+// Codecs hold no state between calls and are safe for concurrent use.
 //
 // # Java compatibility
 //

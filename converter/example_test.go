@@ -1,0 +1,76 @@
+package converter_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/bulwark-go/bulwark/converter"
+)
+
+func ExampleFlowRules() {
+	doc := []byte(`[
+		{"resource": "GET:/orders", "count": 20},
+		{"resource": "POST:/orders", "grade": "QPS", "count": 5, "controlBehavior": "warmUp", "warmUpPeriodSec": 30}
+	]`)
+	rules, err := converter.FlowRules().Convert(doc)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range rules {
+		fmt.Printf("%s: %s %g, %s, limitApp %s\n", r.Resource, r.Grade, r.Count, r.ControlBehavior, r.LimitApp)
+	}
+	// Output:
+	// GET:/orders: QPS 20, reject, limitApp default
+	// POST:/orders: QPS 5, warmUp, limitApp default
+}
+
+func ExampleDecodeError() {
+	doc := []byte(`[
+		{"resource": "a", "count": 10},
+		{"resource": "b", "count": -1, "controlBehavior": "fast"},
+		{"resource": "c", "cuont": 3}
+	]`)
+	_, err := converter.FlowRules().Convert(doc)
+	var de *converter.DecodeError
+	if errors.As(err, &de) {
+		for _, p := range de.Problems {
+			fmt.Println(p)
+		}
+	}
+	fmt.Println(errors.Is(err, converter.ErrInvalid), errors.Is(err, converter.ErrSyntax))
+	// Output:
+	// [1].controlBehavior: unknown name "fast": expected 0 (reject), 1 (warmUp), 2 (rateLimiter) or 3 (warmUpRateLimiter)
+	// [1].count: must be >= 0
+	// [2].cuont: unknown field
+	// true true
+}
+
+func ExampleRuleSet() {
+	doc := []byte(`{
+		"flow":      [{"resource": "checkout", "count": 100}],
+		"degrade":   [{"resource": "payment", "grade": "errorRatio", "count": 0.5, "timeWindow": 10}],
+		"authority": [{"resource": "admin", "limitApp": "ops-console", "strategy": "white"}]
+	}`)
+	rs, err := converter.RuleSet().Convert(doc)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(len(rs.Flow), len(rs.CircuitBreaker), len(rs.System), len(rs.Authority), len(rs.Hotspot))
+	fmt.Println(rs.CircuitBreaker[0].Grade, rs.CircuitBreaker[0].MinRequestAmount, rs.CircuitBreaker[0].StatIntervalMs)
+	// Output:
+	// 1 1 0 1 0
+	// errorRatio 5 1000
+}
+
+func ExampleCodec_Encode() {
+	codec := converter.SystemRules()
+	rules, _ := codec.Convert([]byte(`[{"highestCpuUsage": 0.8}]`))
+	out, _ := codec.Encode(rules)
+	fmt.Print(string(out))
+	// Output:
+	// [
+	//   {"highestSystemLoad":-1,"highestCpuUsage":0.8,"qps":-1,"avgRt":-1,"maxThread":-1}
+	// ]
+}
