@@ -1,0 +1,371 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/bulwark-go/bulwark/datasource"
+)
+
+// Defaults of the options.
+const (
+	// DefaultSessionCheck is how often Watch looks at the connection's
+	// state (WithSessionCheck).
+	DefaultSessionCheck = 100 * time.Millisecond
+	// DefaultCloseWait bounds how long Close waits for calls still in
+	// flight (WithCloseWait).
+	DefaultCloseWait = 5 * time.Second
+)
+
+// ErrNoSession is wrapped by the errors of calls made while the connection
+// has no ZooKeeper session (disconnected, reconnecting, expired, closed):
+// they fail at once instead of waiting in go-zookeeper's queue.
+var ErrNoSession = errors.New("zookeeper: no session")
+
+// Option configures a Source.
+type Option func(*Source)
+
+// WithACL sets the ACL of the nodes Write creates: the document's node and
+// any missing parent (default zk.WorldACL(zk.PermAll)). A node that exists
+// keeps its own ACL. To create a node only its owner can read, pass
+// zk.DigestACL(zk.PermAll, user, password) and AddAuth the same digest
+// credentials on every connection that reads it.
+func WithACL(acl ...zk.ACL) Option {
+	return func(s *Source) { s.acl = append([]zk.ACL(nil), acl...) }
+}
+
+// WithSessionCheck sets how often Watch checks the connection's state
+// (default DefaultSessionCheck): a watch ends, with an error wrapping
+// ErrNoSession, at most this long after the connection lost its session.
+func WithSessionCheck(d time.Duration) Option {
+	return func(s *Source) {
+		if d > 0 {
+			s.check = d
+		}
+	}
+}
+
+// WithCloseWait bounds how long Close waits for ZooKeeper calls still in
+// flight (default DefaultCloseWait). Zero or less waits without bound.
+func WithCloseWait(d time.Duration) Option { return func(s *Source) { s.closeWait = d } }
+
+// Source is a rule document in one ZooKeeper node: a datasource.Source, a
+// datasource.Watcher and a datasource.Sink over a connection the caller
+// owns. See the package documentation. It is safe for concurrent use.
+type Source struct {
+	conn      *zk.Conn
+	path      string
+	acl       []zk.ACL
+	check     time.Duration
+	closeWait time.Duration
+
+	mu     sync.Mutex
+	closed bool
+	calls  sync.WaitGroup // zk calls in flight (each runs in its own goroutine)
+}
+
+var (
+	_ datasource.Source  = (*Source)(nil)
+	_ datasource.Watcher = (*Source)(nil)
+	_ datasource.Sink    = (*Source)(nil)
+)
+
+// New returns a Source for the node at path, read and written through
+// conn. It touches nothing: the node may not exist yet (a missing
+// document) and is created, with its parents, by the first Write. conn
+// stays the caller's: Close does not close it, and its event channel is
+// not read (see the package documentation for how session events are
+// learnt).
+func New(conn *zk.Conn, path string, opts ...Option) *Source {
+	s := &Source{
+		conn:      conn,
+		path:      path,
+		acl:       zk.WorldACL(zk.PermAll),
+		check:     DefaultSessionCheck,
+		closeWait: DefaultCloseWait,
+	}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(s)
+		}
+	}
+	return s
+}
+
+// String returns "zookeeper:" and the node's path.
+func (s *Source) String() string { return "zookeeper:" + s.path }
+
+// Path returns the node's path.
+func (s *Source) Path() string { return s.path }
+
+// Close marks the Source closed (later calls return datasource.ErrClosed)
+// and waits, up to WithCloseWait, for its ZooKeeper calls still in flight;
+// they end when the server answers, when go-zookeeper gives up on the
+// connection, or when the connection is closed. It does not close the
+// connection. Close is idempotent.
+func (s *Source) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.calls.Wait(); close(done) }()
+	if s.closeWait <= 0 {
+		<-done
+		return nil
+	}
+	t := time.NewTimer(s.closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("zookeeper: close %s: calls still waiting for the server after %v", s.path, s.closeWait)
+	}
+}
+
+// Read returns the node's data. A node that does not exist is a missing
+// document. The revision is "<czxid>.<version>" of the node's Stat, so a
+// node deleted and created again is a new revision even at version 0.
+func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
+	r, err := call(ctx, s, "get", func() (got, error) {
+		data, stat, err := s.conn.Get(s.path)
+		return got{data: data, stat: stat}, err
+	})
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return datasource.Snapshot{Missing: true}, nil
+	case err != nil:
+		return datasource.Snapshot{}, err
+	}
+	return datasource.Snapshot{Data: r.data, Revision: revision(r.stat)}, nil
+}
+
+// Watch arms a one-shot ZooKeeper watch on the node (ExistsW: it fires on
+// creation, data change and deletion), reports the node's state when it
+// differs from the last one seen (from, at first), and arms it again after
+// every event, until ctx is done. It returns an error, so the Readable
+// reads again and watches again, when the connection loses its session
+// (checked every WithSessionCheck), when go-zookeeper invalidates the
+// watch (EventNotWatching: session expired, connection closed), or when a
+// call fails.
+func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed func(datasource.Snapshot)) error {
+	tick := time.NewTicker(s.check)
+	defer tick.Stop()
+	last := from
+	for {
+		r, err := call(ctx, s, "watch", func() (got, error) {
+			ok, stat, ch, err := s.conn.ExistsW(s.path)
+			return got{exists: ok, stat: stat, events: ch}, err
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		now := datasource.Snapshot{Missing: true}
+		if r.exists {
+			now = datasource.Snapshot{Revision: revision(r.stat)}
+		}
+		if now.Missing != last.Missing || now.Revision != last.Revision {
+			last = now
+			changed(now) // a change between from and the watch, or since the last event
+		}
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-tick.C:
+				if st := s.conn.State(); st != zk.StateHasSession {
+					return fmt.Errorf("zookeeper: watch %s: %w (connection %s)", s.path, ErrNoSession, st)
+				}
+			case ev, ok := <-r.events:
+				switch {
+				case !ok:
+					return fmt.Errorf("zookeeper: watch %s: event channel closed", s.path)
+				case ev.Type == zk.EventNotWatching || ev.Err != nil:
+					return fmt.Errorf("zookeeper: watch %s: %s: %w", s.path, ev.Type, eventErr(ev))
+				}
+				// Created, changed or deleted: tell the reader at once, then
+				// arm the watch again (it fired and is gone).
+				last = datasource.Snapshot{}
+				changed(datasource.Snapshot{})
+				break wait
+			}
+		}
+	}
+}
+
+// Write stores data in the node if its revision is expectRevision, else
+// returns an error wrapping datasource.ErrConflict. With expectRevision ""
+// it creates the node (and its missing parents, with WithACL's ACL), and
+// an existing node is a conflict. Otherwise the node must exist with the
+// same creation (czxid) and it is set with compare-and-set on its version
+// (zk.ErrBadVersion is a conflict). It returns the snapshot a Read would
+// now return.
+func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) (datasource.Snapshot, error) {
+	if expectRevision == "" {
+		return s.create(ctx, data)
+	}
+	czxid, version, ok := parseRevision(expectRevision)
+	if !ok {
+		return datasource.Snapshot{}, fmt.Errorf("zookeeper: set %s: revision %q is not one of this node's: %w", s.path, expectRevision, datasource.ErrConflict)
+	}
+	cur, err := call(ctx, s, "exists", func() (got, error) {
+		ok, stat, err := s.conn.Exists(s.path)
+		return got{exists: ok, stat: stat}, err
+	})
+	switch {
+	case err != nil:
+		return datasource.Snapshot{}, err
+	case !cur.exists:
+		return datasource.Snapshot{}, fmt.Errorf("zookeeper: set %s: node does not exist, expected revision %s: %w", s.path, expectRevision, datasource.ErrConflict)
+	case cur.stat.Czxid != czxid || cur.stat.Version != version:
+		return datasource.Snapshot{}, fmt.Errorf("zookeeper: set %s: node is at revision %s, expected %s: %w", s.path, revision(cur.stat), expectRevision, datasource.ErrConflict)
+	}
+	// Between the check and the set, only a delete and a re-creation that
+	// reaches the same version could slip through: the set compares the
+	// version, not the creation.
+	r, err := call(ctx, s, "set", func() (got, error) {
+		stat, err := s.conn.Set(s.path, data, version)
+		return got{stat: stat}, err
+	})
+	switch {
+	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
+		return datasource.Snapshot{}, fmt.Errorf("%w: %w", err, datasource.ErrConflict)
+	case err != nil:
+		return datasource.Snapshot{}, err
+	}
+	return datasource.Snapshot{Data: append([]byte(nil), data...), Revision: revision(r.stat)}, nil
+}
+
+// create creates the node with data, and its missing parents empty.
+func (s *Source) create(ctx context.Context, data []byte) (datasource.Snapshot, error) {
+	mk := func() error {
+		_, err := call(ctx, s, "create", func() (got, error) {
+			_, err := s.conn.Create(s.path, data, 0, s.acl)
+			return got{}, err
+		})
+		return err
+	}
+	err := mk()
+	if errors.Is(err, zk.ErrNoNode) {
+		if err = s.createParents(ctx); err == nil {
+			err = mk()
+		}
+	}
+	switch {
+	case errors.Is(err, zk.ErrNodeExists):
+		return datasource.Snapshot{}, fmt.Errorf("%w: %w", err, datasource.ErrConflict)
+	case err != nil:
+		return datasource.Snapshot{}, err
+	}
+	// Create does not return the node's Stat (go-zookeeper has no create2):
+	// read it back. Someone may have changed it already; what Read returns
+	// now is what Write must return.
+	return s.Read(ctx)
+}
+
+func (s *Source) createParents(ctx context.Context) error {
+	for i := 1; i < len(s.path); i++ {
+		if s.path[i] != '/' {
+			continue
+		}
+		parent := s.path[:i]
+		_, err := call(ctx, s, "create parent", func() (got, error) {
+			_, err := s.conn.Create(parent, nil, 0, s.acl)
+			return got{}, err
+		})
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// got carries the results of one zk call.
+type got struct {
+	data   []byte
+	stat   *zk.Stat
+	exists bool
+	events <-chan zk.Event
+}
+
+// call runs f, one go-zookeeper call, so that ctx bounds the wait:
+// go-zookeeper's calls take no context and queue while disconnected. It
+// fails at once when the connection has no session. The goroutine is
+// counted, and Close waits for it. Errors are "zookeeper: <op> <path>: ...".
+func call(ctx context.Context, s *Source, op string, f func() (got, error)) (got, error) {
+	fail := func(err error) (got, error) {
+		return got{}, fmt.Errorf("zookeeper: %s %s: %w", op, s.path, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	if st := s.conn.State(); st != zk.StateHasSession {
+		return fail(fmt.Errorf("%w (connection %s)", ErrNoSession, st))
+	}
+	type result struct {
+		g   got
+		err error
+	}
+	done := make(chan result, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return got{}, datasource.ErrClosed
+	}
+	s.calls.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.calls.Done()
+		g, err := f()
+		done <- result{g, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			if errors.Is(r.err, zk.ErrNoAuth) {
+				return fail(fmt.Errorf("%w (does the connection AddAuth the node's ACL credentials?)", r.err))
+			}
+			return fail(r.err)
+		}
+		return r.g, nil
+	case <-ctx.Done():
+		return fail(context.Cause(ctx))
+	}
+}
+
+func eventErr(ev zk.Event) error {
+	if ev.Err != nil {
+		return ev.Err
+	}
+	return errors.New("watch invalidated")
+}
+
+// revision is "<czxid>.<version>": the version alone would repeat when a
+// node is deleted and created again.
+func revision(st *zk.Stat) string {
+	return strconv.FormatInt(st.Czxid, 10) + "." + strconv.FormatInt(int64(st.Version), 10)
+}
+
+func parseRevision(rev string) (czxid int64, version int32, ok bool) {
+	c, v, found := strings.Cut(rev, ".")
+	if !found {
+		return 0, 0, false
+	}
+	cz, err1 := strconv.ParseInt(c, 10, 64)
+	ver, err2 := strconv.ParseInt(v, 10, 32)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return cz, int32(ver), true
+}
