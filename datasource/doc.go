@@ -92,8 +92,8 @@
 // with from). changed is a hint and never blocks: the Snapshot it is given
 // may be empty or partial; the framework reads again. changed may be
 // called from any goroutine, but not after Watch returned. A Watch that
-// can never work here returns an error wrapping ErrWatchUnsupported (and is
-// not called again; the Readable polls). Watch must not retry forever by
+// can never work here returns an error wrapping ErrWatchUnsupported at
+// once (it is not called again; the Readable polls). Watch must not retry forever by
 // itself: returning is how the framework learns it must resync.
 //
 // Sink.Write stores data only if the document's current revision equals

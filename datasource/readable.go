@@ -41,8 +41,8 @@ type Status struct {
 	Failures int
 	// LastRead is when the Source last answered a read.
 	LastRead time.Time
-	// Watching says a Watch is running. False while polling, before the
-	// first read, and between a broken watch and its resumption.
+	// Watching says a Watch call is in progress. False while polling,
+	// before the first read, and between a broken watch and its resumption.
 	Watching bool
 	// WatchErr is why the last watch broke (nil if none broke yet).
 	WatchErr error

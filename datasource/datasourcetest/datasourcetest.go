@@ -260,27 +260,30 @@ func (s suite) firstReadMissing(t *testing.T) {
 
 func (s suite) updateThroughWatch(t *testing.T) {
 	b := s.h.New(t)
-	if _, ok := b.Source.(datasource.Watcher); !ok {
+	w, ok := b.Source.(datasource.Watcher)
+	if !ok {
 		t.Skipf("%T is not a datasource.Watcher", b.Source)
+	}
+	// A Watch that cannot work here says so at once.
+	probe, cancel := context.WithTimeout(s.ctx(t), 50*time.Millisecond)
+	err := w.Watch(probe, datasource.Snapshot{Missing: true}, func(datasource.Snapshot) {})
+	cancel()
+	if errors.Is(err, datasource.ErrWatchUnsupported) {
+		t.Skipf("the backend cannot watch here: %v", err)
 	}
 	s.put(t, b, enc("v1"))
 	m := &manager{}
 	// Polling and reconciling are an hour apart: only a push can deliver.
 	r := s.readable(t, b.Source, m, datasource.WithPollInterval(time.Hour))
 	require.NoError(t, r.Start(s.ctx(t)))
-	s.eventually(t, "the watch to be established", func() bool {
-		st := r.Status()
-		return st.Watching || errors.Is(st.WatchErr, datasource.ErrWatchUnsupported)
-	})
-	if err := r.Status().WatchErr; errors.Is(err, datasource.ErrWatchUnsupported) {
-		t.Skipf("the backend cannot watch here: %v", err)
-	}
+	s.eventually(t, "a watch to run", func() bool { return r.Status().Watching })
 	for i := 2; i <= 5; i++ {
 		v := doc{fmt.Sprintf("v%d", i)}
 		s.put(t, b, enc(v...))
 		s.waitRules(t, m, v)
 	}
 	assert.NotEmpty(t, r.Status().Revision)
+	assert.NoError(t, r.Status().WatchErr)
 }
 
 func (s suite) updateThroughPoll(t *testing.T) {
@@ -375,7 +378,7 @@ func (s suite) undecodableKeepsLastGood(t *testing.T) {
 	s.eventually(t, "the bad document to be rejected", func() bool { return r.Status().Err != nil })
 	st := r.Status()
 	assert.ErrorContains(t, st.Err, "decode")
-	assert.Equal(t, 1, st.Failures)
+	assert.GreaterOrEqual(t, st.Failures, 1)
 	assert.Equal(t, good, st.Revision, "Status.Revision stays the applied one")
 	got, _ := m.get()
 	assert.Equal(t, doc{"good"}, got)
@@ -395,10 +398,10 @@ func (s suite) invalidKeepsLastGood(t *testing.T) {
 	require.NoError(t, r.Start(s.ctx(t)))
 
 	s.put(t, b, enc("x", "invalid"))
-	s.eventually(t, "the invalid document to be rejected", func() bool { return r.Status().Err != nil })
-	st := r.Status()
-	assert.ErrorIs(t, st.Err, errInvalid, "Status.Err wraps the manager's error")
-	assert.Equal(t, 1, st.Failures)
+	s.eventually(t, "the invalid document to be rejected (Status.Err wraps the manager's error)", func() bool {
+		return errors.Is(r.Status().Err, errInvalid)
+	})
+	assert.GreaterOrEqual(t, r.Status().Failures, 1)
 	got, _ := m.get()
 	assert.Equal(t, doc{"good"}, got)
 
