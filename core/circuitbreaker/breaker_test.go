@@ -1,0 +1,279 @@
+package circuitbreaker
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/core/stat"
+)
+
+// call is one completed call of a timeline: rt ms, failed or not.
+type call struct {
+	rt     int64
+	failed bool
+}
+
+func calls(n int, rt int64, failed bool) []call {
+	out := make([]call, n)
+	for i := range out {
+		out[i] = call{rt, failed}
+	}
+	return out
+}
+
+type recorder struct{ changes []StateChange }
+
+func (r *recorder) on(c StateChange) { r.changes = append(r.changes, c) }
+
+func (r *recorder) transitions() []string {
+	var out []string
+	for _, c := range r.changes {
+		out = append(out, c.From.String()+"->"+c.To.String())
+	}
+	return out
+}
+
+func TestBreakerOpensPerGrade(t *testing.T) {
+	tests := []struct {
+		name     string
+		rule     Rule
+		calls    []call
+		wantOpen bool
+		value    float64
+	}{
+		{"slow ratio above threshold", Rule{Grade: SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.5},
+			append(calls(3, 101, false), calls(2, 10, false)...), true, 0.6},
+		{"slow ratio at threshold stays closed", Rule{Grade: SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.5},
+			append(calls(3, 10, false), calls(3, 101, false)...), false, 0},
+		{"rt equal to count is not slow", Rule{Grade: SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.1},
+			calls(10, 100, false), false, 0},
+		{"slow ratio 1.0 opens at 1.0", Rule{Grade: SlowRequestRatio, Count: 100, SlowRatioThreshold: 1},
+			calls(5, 200, false), true, 1},
+		{"below min request amount", Rule{Grade: SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.1},
+			calls(4, 200, false), false, 0},
+		{"min request amount reached by a fast call", Rule{Grade: SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.5},
+			append(calls(4, 200, false), call{1, false}), true, 0.8},
+		{"error ratio above", Rule{Grade: ErrorRatio, Count: 0.5},
+			append(calls(3, 1, true), calls(2, 1, false)...), true, 0.6},
+		{"error ratio at threshold", Rule{Grade: ErrorRatio, Count: 0.5},
+			append(calls(3, 1, false), calls(3, 1, true)...), false, 0},
+		{"slow calls are not errors", Rule{Grade: ErrorRatio, Count: 0.1},
+			calls(10, 5000, false), false, 0},
+		{"error count above", Rule{Grade: ErrorCount, Count: 3},
+			append(calls(2, 1, false), calls(4, 1, true)...), true, 4},
+		{"error count at threshold", Rule{Grade: ErrorCount, Count: 3},
+			append(calls(5, 1, false), calls(3, 1, true)...), false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.rule
+			r.Resource, r.TimeWindow, r.MinRequestAmount, r.StatIntervalMs = "r", 10, 5, 1000
+			require.NoError(t, r.Validate())
+			var rec recorder
+			b := New(r, Options{OnStateChange: rec.on})
+			now := int64(10_000)
+			for _, c := range tt.calls {
+				pass, probe := b.TryPass(now, nil)
+				if !pass {
+					break
+				}
+				assert.False(t, probe)
+				b.OnComplete(now+c.rt, c.rt, c.failed, false)
+				now++
+			}
+			if !tt.wantOpen {
+				assert.Equal(t, Closed, b.State())
+				assert.Empty(t, rec.changes)
+				return
+			}
+			assert.Equal(t, Open, b.State())
+			require.Len(t, rec.changes, 1)
+			assert.Equal(t, StateChange{From: Closed, To: Open, Value: tt.value, Rule: r, Time: rec.changes[0].Time}, rec.changes[0])
+			pass, _ := b.TryPass(now, nil)
+			assert.False(t, pass, "open breaker lets a call through")
+		})
+	}
+}
+
+// openBreaker returns a breaker opened at time 1000 ms, with a 10 s window.
+func openBreaker(t *testing.T, g Grade, rec *recorder) *Breaker {
+	t.Helper()
+	r := Rule{Resource: "r", Grade: g, Count: 100, SlowRatioThreshold: 0.5, TimeWindow: 10, MinRequestAmount: 1, StatIntervalMs: 1000}
+	switch g {
+	case ErrorRatio:
+		r.Count = 0.5
+	case ErrorCount:
+		r.Count = 0
+	}
+	b := New(r, Options{OnStateChange: rec.on})
+	pass, _ := b.TryPass(1000, nil)
+	require.True(t, pass)
+	b.OnComplete(1000, 500, true, false)
+	require.Equal(t, Open, b.State())
+	return b
+}
+
+func TestBreakerHalfOpenProbe(t *testing.T) {
+	tests := []struct {
+		name   string
+		grade  Grade
+		rt     int64
+		failed bool
+		want   State
+		value  float64
+	}{
+		{"fast probe closes", SlowRequestRatio, 10, false, Closed, 0},
+		{"slow probe reopens", SlowRequestRatio, 300, false, Open, 300},
+		{"failed fast probe closes a slow-ratio breaker", SlowRequestRatio, 10, true, Closed, 0},
+		{"successful probe closes", ErrorRatio, 300, false, Closed, 0},
+		{"failed probe reopens", ErrorRatio, 1, true, Open, 1},
+		{"failed probe reopens an error-count breaker", ErrorCount, 1, true, Open, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var rec recorder
+			b := openBreaker(t, tt.grade, &rec)
+			pass, _ := b.TryPass(10_999, nil)
+			assert.False(t, pass, "before timeWindow")
+
+			pass, probe := b.TryPass(11_000, nil)
+			require.True(t, pass)
+			require.True(t, probe)
+			assert.Equal(t, HalfOpen, b.State())
+			pass, probe = b.TryPass(11_001, nil)
+			assert.False(t, pass, "a second call while the probe is in flight")
+			assert.False(t, probe)
+
+			// A call admitted before the breaker opened completes now: it
+			// does not decide the half-open state.
+			b.OnComplete(11_002, 1, false, false)
+			assert.Equal(t, HalfOpen, b.State())
+
+			b.OnComplete(11_000+tt.rt, tt.rt, tt.failed, true)
+			assert.Equal(t, tt.want, b.State())
+			last := rec.changes[len(rec.changes)-1]
+			assert.Equal(t, tt.value, last.Value)
+			if tt.want == Closed {
+				assert.Equal(t, []string{"CLOSED->OPEN", "OPEN->HALF_OPEN", "HALF_OPEN->CLOSED"}, rec.transitions())
+				// Closing started the statistics over: one more bad call
+				// (min request amount 1) is needed to open again.
+				pass, _ := b.TryPass(12_000, nil)
+				assert.True(t, pass)
+				return
+			}
+			assert.Equal(t, []string{"CLOSED->OPEN", "OPEN->HALF_OPEN", "HALF_OPEN->OPEN"}, rec.transitions())
+			end := 11_000 + tt.rt
+			pass, _ = b.TryPass(end+9_999, nil)
+			assert.False(t, pass, "reopened for a new timeWindow")
+			pass, probe = b.TryPass(end+10_000, nil)
+			assert.True(t, pass)
+			assert.True(t, probe)
+		})
+	}
+}
+
+func TestBreakerAbortProbe(t *testing.T) {
+	var rec recorder
+	b := openBreaker(t, ErrorRatio, &rec)
+	pass, probe := b.TryPass(11_000, nil)
+	require.True(t, pass && probe)
+	b.AbortProbe(11_000)
+	assert.Equal(t, Open, b.State())
+	assert.Equal(t, []string{"CLOSED->OPEN", "OPEN->HALF_OPEN", "HALF_OPEN->OPEN"}, rec.transitions())
+	// The retry time did not move: the next call probes at once.
+	pass, probe = b.TryPass(11_001, nil)
+	assert.True(t, pass && probe)
+	b.AbortProbe(11_001)
+	b.AbortProbe(11_001) // not half-open: nothing happens
+	assert.Len(t, rec.changes, 5)
+}
+
+func TestBreakerWindowSlides(t *testing.T) {
+	r := Rule{Resource: "r", Grade: ErrorCount, Count: 2, TimeWindow: 1, MinRequestAmount: 1, StatIntervalMs: 1000}
+	b := New(r, Options{Stripes: 4})
+	b.OnComplete(0, 1, true, false)
+	b.OnComplete(100, 1, true, false)
+	// 1.2 s later both errors have left the window.
+	b.OnComplete(1200, 1, true, false)
+	assert.Equal(t, Closed, b.State())
+	b.OnComplete(1300, 1, true, false)
+	b.OnComplete(1400, 1, true, false)
+	assert.Equal(t, Open, b.State())
+}
+
+// The average-RT strategy of Sentinel before 1.8, over a timeline of calls
+// that each take 200 ms against a count of 100 ms.
+func TestBreakerAvgRTTimeline(t *testing.T) {
+	r := Rule{Resource: "r", Grade: AvgRT, Count: 100, TimeWindow: 2, MinRequestAmount: 5, StatIntervalMs: 1000, RTSlowRequestAmount: 3}
+	require.NoError(t, r.Validate())
+	var rec recorder
+	b := New(r, Options{OnStateChange: rec.on})
+	node := stat.NewNode(1)
+	now := int64(5_000)
+	enter := func() bool {
+		pass, probe := b.TryPass(now, node)
+		assert.False(t, probe)
+		return pass
+	}
+	complete := func(rt int64) { node.AddPass(now, 1); node.AddCompletion(now, 1, rt, false) }
+
+	assert.True(t, enter(), "nothing completed: average 0")
+	complete(200)
+	now += 10
+	// Average 200 ≥ 100: the counter counts 1, 2 and passes; at 3 it cuts.
+	assert.True(t, enter())
+	assert.True(t, enter())
+	assert.False(t, enter())
+	assert.Equal(t, Open, b.State())
+	require.Len(t, rec.changes, 1)
+	assert.Equal(t, 200.0, rec.changes[0].Value)
+	now += 1_999
+	assert.False(t, enter(), "still within timeWindow")
+	now++
+	// timeWindow over: the counter resets and the check starts over; the
+	// slow completion has left the second window, so the average is 0.
+	assert.True(t, enter())
+	assert.Equal(t, []string{"CLOSED->OPEN", "OPEN->CLOSED"}, rec.transitions())
+	complete(200)
+	assert.True(t, enter())
+	assert.True(t, enter())
+	assert.False(t, enter(), "cut again after rtSlowRequestAmount slow calls")
+
+	// A fast second resets the counter.
+	now += 2_000
+	complete(10)
+	complete(10)
+	complete(10)
+	assert.True(t, enter())
+	complete(300) // average now (10+10+10+300)/4 = 82.5 < 100
+	assert.True(t, enter())
+	assert.True(t, enter())
+	assert.True(t, enter())
+	assert.Equal(t, Closed, b.State())
+}
+
+func TestBreakerAvgRTDefaultAmount(t *testing.T) {
+	r := Rule{Resource: "r", Grade: AvgRT, Count: 1, TimeWindow: 1, MinRequestAmount: 1, StatIntervalMs: 1000}
+	b := New(r, Options{})
+	node := stat.NewNode(1)
+	node.AddPass(0, 1)
+	node.AddCompletion(0, 1, 50, false)
+	n := 0
+	for {
+		if pass, _ := b.TryPass(1, node); !pass {
+			break
+		}
+		n++
+	}
+	assert.Equal(t, DefaultRTSlowRequestAmount-1, n)
+}
+
+func TestSampleCount(t *testing.T) {
+	assert.Equal(t, 2, SampleCount(1000))
+	assert.Equal(t, 1, SampleCount(999))
+	for _, ms := range []int64{1, 2, 3, 1000, 1001, 60_000} {
+		assert.Zero(t, ms%int64(SampleCount(ms)))
+	}
+}
