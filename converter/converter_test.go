@@ -2,6 +2,7 @@ package converter
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -348,6 +349,14 @@ func TestNumbers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(9007199254740993), hs[0].DurationInSec)
 	assert.Equal(t, -1, hs[0].ParamIdx)
+	hs, err = HotspotRules().Convert([]byte(`[{"resource":"a","paramIdx":0,"durationInSec":9223372036854775807}]`))
+	require.NoError(t, err)
+	assert.Equal(t, int64(math.MaxInt64), hs[0].DurationInSec)
+	_, err = FlowRules().Convert([]byte(`[{"resource":"a","warmUpPeriodSec":2147483647,"maxQueueingTimeMs":2.147483647e9}]`))
+	require.NoError(t, err)
+	_, err = FlowRules().Convert([]byte(`[{"resource":"a","warmUpPeriodSec":2147483648,"maxQueueingTimeMs":-2.147483649e9}]`))
+	assert.Equal(t, []string{"[0].warmUpPeriodSec: 2147483648 is out of the range of a Java int",
+		"[0].maxQueueingTimeMs: -2.147483649e9 is out of the range of a Java int"}, problems(t, err))
 	_, err = HotspotRules().Convert([]byte(`[{"resource":"a","paramIdx":0,"durationInSec":9223372036854775808}]`))
 	assert.ErrorIs(t, err, ErrInvalid)
 	assert.True(t, errors.Is(err, ErrInvalid))

@@ -51,7 +51,7 @@ func (d *decoder) problem(kind error, format string, args ...any) {
 // wrongType records that the value at pos is not of the expected JSON
 // type, and skips it.
 func (d *decoder) wrongType(want string) {
-	d.problem(ErrSyntax, "expected %s, found %s", want, describe(d.peek()))
+	d.problem(ErrSyntax, "expected %s, found %s", want, d.what())
 	d.skip()
 }
 
@@ -156,6 +156,15 @@ func (d *decoder) readInt(bits int) (int64, bool) {
 		}
 		return v, true
 	}
+	if integral {
+		// More than 18 digits: exact parse, since a float64 would round.
+		v, err := strconv.ParseInt(string(raw), 10, bits)
+		if err != nil {
+			d.problem(ErrInvalid, "%s is out of the range of a Java %s", raw, java)
+			return 0, false
+		}
+		return v, true
+	}
 	f, err := parseFloat(raw)
 	switch {
 	case err != nil || f < float64(lo) || f >= -float64(lo):
@@ -165,21 +174,7 @@ func (d *decoder) readInt(bits int) (int64, bool) {
 		d.problem(ErrInvalid, "expected an integer, found %s", raw)
 		return 0, false
 	}
-	if integral {
-		// Long digit strings: exact parse.
-		v, err := strconv.ParseInt(string(raw), 10, bits)
-		if err != nil {
-			d.problem(ErrInvalid, "%s is out of the range of a Java %s", raw, java)
-			return 0, false
-		}
-		return v, true
-	}
-	v := int64(f)
-	if v < lo || v > hi {
-		d.problem(ErrInvalid, "%s is out of the range of a Java %s", raw, java)
-		return 0, false
-	}
-	return v, true
+	return int64(f), true
 }
 
 // enum describes the values of an enum field.

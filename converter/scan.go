@@ -63,13 +63,19 @@ func describe(c byte) string {
 		return "a boolean"
 	case 'n':
 		return "null"
-	case 0:
-		return "the end of the document"
 	}
 	if c == '-' || (c >= '0' && c <= '9') {
 		return "a number"
 	}
 	return strconv.QuoteRune(rune(c))
+}
+
+// what names the JSON type of the value at pos (after white space).
+func (s *scanner) what() string {
+	if s.peek(); s.pos >= len(s.data) {
+		return "the end of the document"
+	}
+	return describe(s.data[s.pos])
 }
 
 // next moves to the next element of an array or the next key of an
@@ -87,17 +93,17 @@ func (s *scanner) next(closing byte, first bool) bool {
 	}
 	if !first {
 		if c != ',' {
-			s.failf("expected ',' or %q, found %s", closing, describe(c))
+			s.failf("expected ',' or %q, found %s", closing, s.what())
 			return false
 		}
 		s.pos++
 		c = s.peek()
 	}
 	if closing == '}' && c != '"' {
-		s.failf("expected a string key, found %s", describe(c))
+		s.failf("expected a string key, found %s", s.what())
 		return false
 	}
-	if closing == ']' && c == 0 {
+	if closing == ']' && s.pos >= len(s.data) {
 		s.failf("unexpected end of the document in an array")
 		return false
 	}
@@ -112,7 +118,7 @@ func (s *scanner) key() ([]byte, bool) {
 		return nil, false
 	}
 	if c := s.peek(); c != ':' {
-		s.failf("expected ':' after an object key, found %s", describe(c))
+		s.failf("expected ':' after an object key, found %s", s.what())
 		return nil, false
 	}
 	s.pos++
@@ -381,13 +387,13 @@ func (s *scanner) skipDepth(depth int) {
 			s.number()
 			return
 		}
-		s.failf("expected a JSON value, found %s", describe(c))
+		s.failf("expected a JSON value, found %s", s.what())
 	}
 }
 
 // end checks that only white space follows the top-level value.
 func (s *scanner) end() {
-	if c := s.peek(); c != 0 && s.err == nil {
-		s.failf("unexpected %s after the top-level value", describe(c))
+	if s.peek(); s.pos < len(s.data) && s.err == nil {
+		s.failf("unexpected %s after the top-level value", s.what())
 	}
 }
