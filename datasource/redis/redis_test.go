@@ -1,0 +1,447 @@
+package redis_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/converter"
+	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
+	"github.com/bulwark-go/bulwark/datasource/redis"
+	"github.com/bulwark-go/bulwark/integration"
+)
+
+// testHealth is the health-check interval of the Sources under test: short,
+// so a frozen server is noticed within a second.
+const testHealth = 300 * time.Millisecond
+
+// newClient returns a client of srv (TLS when srv has it) with short
+// timeouts, closed at t's cleanup.
+func newClient(t testing.TB, srv *integration.Server, opt *goredis.Options) *goredis.Client {
+	t.Helper()
+	if opt == nil {
+		opt = &goredis.Options{}
+	}
+	opt.Addr = srv.Addr()
+	if opt.TLSConfig == nil {
+		opt.TLSConfig = srv.TLS()
+	}
+	if opt.DialTimeout == 0 {
+		opt.DialTimeout = time.Second
+	}
+	if opt.ReadTimeout == 0 {
+		opt.ReadTimeout = time.Second
+	}
+	if opt.WriteTimeout == 0 {
+		opt.WriteTimeout = time.Second
+	}
+	c := goredis.NewClient(opt)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func testCtx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// keyFor names a fresh key and its channel for t.
+func keyFor(t testing.TB) (key, channel string) {
+	key = "bulwark-test:" + strings.ReplaceAll(t.Name(), "/", ":")
+	return key, key + ":changed"
+}
+
+// javaWrite stores doc the way Java Sentinel's Redis datasource expects
+// its writers to: SET the key, then PUBLISH the whole document.
+func javaWrite(ctx context.Context, c goredis.UniversalClient, key, channel, doc string) error {
+	if err := c.Set(ctx, key, doc, 0).Err(); err != nil {
+		return err
+	}
+	return c.Publish(ctx, channel, doc).Err()
+}
+
+// flowDoc is a real flow-rule document: resource "a" limited to count/s.
+func flowDoc(count int) string { return fmt.Sprintf(`[{"resource":"a","count":%d}]`, count) }
+
+// flowEngine is an engine whose flow rules come from src.
+type flowEngine struct {
+	e  *core.Engine
+	ds *datasource.Readable[[]flow.Rule]
+}
+
+func startFlow(t testing.TB, ctx context.Context, src datasource.Source, opts ...datasource.Option) flowEngine {
+	t.Helper()
+	e := core.NewEngine()
+	all := append([]datasource.Option{
+		datasource.WithName(t.Name()),
+		datasource.WithBackoff(20*time.Millisecond, 500*time.Millisecond),
+		datasource.WithReadTimeout(2 * time.Second),
+	}, opts...)
+	ds := datasource.NewReadable(src, converter.FlowRules(), all...)
+	e.Flow().Register(ds.Property())
+	t.Cleanup(func() {
+		_ = ds.Close()
+		_ = e.Close()
+	})
+	require.NoError(t, ds.Start(ctx))
+	return flowEngine{e, ds}
+}
+
+// count returns the threshold of resource "a", or -1 without a rule.
+func (f flowEngine) count() float64 {
+	for _, r := range f.e.Flow().Rules() {
+		if r.Resource == "a" {
+			return r.Count
+		}
+	}
+	return -1
+}
+
+func (f flowEngine) waitCount(t testing.TB, want float64, within time.Duration) {
+	t.Helper()
+	require.Eventually(t, func() bool { return f.count() == want }, within, 2*time.Millisecond,
+		"rule a to have count %v (has %v); status %+v", want, f.count(), f.ds.Status())
+}
+
+// ---- conformance ----
+
+// TestConformance runs the datasource conformance suite. Every Backend
+// gets its own ACL user for its Source's client, so the Fault hook can cut
+// off that client alone (ACL SETUSER off, then CLIENT KILL USER) while the
+// suite's Put and Delete (another client) keep working: messages published
+// meanwhile are lost for the Source, as for a real network cut.
+func TestConformance(t *testing.T) {
+	srv := integration.StartRedis(t)
+	admin := newClient(t, srv, nil)
+	var users atomic.Int64
+	datasourcetest.Run(t, datasourcetest.Harness{
+		New: func(t *testing.T) datasourcetest.Backend {
+			ctx := testCtx(t, 30*time.Second)
+			user := fmt.Sprintf("source-%d", users.Add(1))
+			require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", user, "on", ">pw", "~*", "&*", "+@all").Err())
+			cli := newClient(t, srv, &goredis.Options{Username: user, Password: "pw"})
+			key, channel := keyFor(t)
+			return datasourcetest.Backend{
+				Source: redis.New(cli, key, channel, redis.WithHealthCheckInterval(testHealth)),
+				Put: func(ctx context.Context, data []byte) error {
+					return javaWrite(ctx, admin, key, channel, string(data))
+				},
+				Delete: func(ctx context.Context) error {
+					if err := admin.Del(ctx, key).Err(); err != nil {
+						return err
+					}
+					return admin.Publish(ctx, channel, "").Err()
+				},
+				Fault: &datasourcetest.Fault{
+					Disconnect: func(t *testing.T) { cutUser(t, admin, cli, user) },
+					Reconnect: func(t *testing.T) {
+						require.NoError(t, admin.Do(testCtx(t, 10*time.Second), "ACL", "SETUSER", user, "on").Err())
+					},
+				},
+			}
+		},
+	})
+}
+
+// cutUser disables user and kills its connections, and returns once a
+// command through cli fails.
+func cutUser(t *testing.T, admin, cli *goredis.Client, user string) {
+	t.Helper()
+	ctx := testCtx(t, 10*time.Second)
+	require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", user, "off").Err())
+	require.NoError(t, admin.Do(ctx, "CLIENT", "KILL", "USER", user).Err())
+	require.Eventually(t, func() bool { return cli.Ping(ctx).Err() != nil }, 5*time.Second, 10*time.Millisecond,
+		"the cut-off client still answers")
+}
+
+// ---- security: ACL users and TLS against the real server ----
+
+func TestACLUser(t *testing.T) {
+	srv := integration.StartRedis(t, integration.WithRedisArgs(
+		"--user", "default", "off",
+		"--user", "alice", "on", ">pw", "~*", "&*", "+@all",
+		// bob may read and write keys but use no channel.
+		"--user", "bob", "on", ">pw", "~*", "resetchannels", "+@all",
+	))
+	ctx := testCtx(t, 60*time.Second)
+	key, channel := keyFor(t)
+	alice := newClient(t, srv, &goredis.Options{Username: "alice", Password: "pw"})
+	require.NoError(t, javaWrite(ctx, alice, key, channel, flowDoc(1)))
+
+	src := redis.New(newClient(t, srv, &goredis.Options{Username: "alice", Password: "pw"}), key, channel,
+		redis.WithHealthCheckInterval(testHealth))
+	f := startFlow(t, ctx, src, datasource.WithReconcileInterval(time.Hour))
+	assert.Equal(t, 1.0, f.count())
+	require.Eventually(t, func() bool { return f.ds.Status().Watching }, 5*time.Second, 5*time.Millisecond)
+
+	// Pushed by another client.
+	require.NoError(t, javaWrite(ctx, alice, key, channel, flowDoc(2)))
+	f.waitCount(t, 2, 10*time.Second)
+
+	// Written back through the Sink.
+	w := datasource.NewWritable(src, converter.FlowRules(), datasource.WaitApplied(f.ds, 10*time.Second))
+	require.NoError(t, w.Write(ctx, []flow.Rule{{Resource: "a", Count: 3}}))
+	assert.Equal(t, 3.0, f.count())
+
+	// A wrong password: nothing can be read, Start says why.
+	wrong := redis.New(newClient(t, srv, &goredis.Options{Username: "alice", Password: "nope"}), key, channel)
+	ds := datasource.NewReadable(wrong, converter.FlowRules())
+	t.Cleanup(func() { _ = ds.Close() })
+	err := ds.Start(ctx)
+	require.Error(t, err)
+	assert.Contains(t, strings.ToUpper(err.Error()), "WRONGPASS")
+
+	// bob may GET but not SUBSCRIBE: the rules load, and Status names the
+	// refused watch.
+	bob := redis.New(newClient(t, srv, &goredis.Options{Username: "bob", Password: "pw"}), key, channel)
+	fb := startFlow(t, ctx, bob)
+	assert.Equal(t, 3.0, fb.count())
+	require.Eventually(t, func() bool {
+		werr := fb.ds.Status().WatchErr
+		return werr != nil && strings.Contains(werr.Error(), "NOPERM")
+	}, 10*time.Second, 5*time.Millisecond, "status %+v", fb.ds.Status())
+}
+
+func TestTLS(t *testing.T) {
+	srv := integration.StartRedis(t, integration.WithTLS(nil))
+	ctx := testCtx(t, 60*time.Second)
+	key, channel := keyFor(t)
+	writer := newClient(t, srv, nil)
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(1)))
+
+	src := redis.New(newClient(t, srv, nil), key, channel, redis.WithHealthCheckInterval(testHealth))
+	f := startFlow(t, ctx, src, datasource.WithReconcileInterval(time.Hour))
+	assert.Equal(t, 1.0, f.count())
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(2)))
+	f.waitCount(t, 2, 10*time.Second)
+
+	w := datasource.NewWritable(src, converter.FlowRules(), datasource.WaitApplied(f.ds, 10*time.Second))
+	require.NoError(t, w.Write(ctx, []flow.Rule{{Resource: "a", Count: 3}}))
+	assert.Equal(t, 3.0, f.count())
+
+	// Without TLS the server refuses the client: an error, no rules.
+	plainOpt := &goredis.Options{Addr: srv.Addr(), DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1}
+	plain := goredis.NewClient(plainOpt)
+	t.Cleanup(func() { _ = plain.Close() })
+	ds := datasource.NewReadable(redis.New(plain, key, channel), converter.FlowRules())
+	t.Cleanup(func() { _ = ds.Close() })
+	require.Error(t, ds.Start(ctx))
+}
+
+// ---- writers that are not bulwark ----
+
+// A Java-Sentinel-style writer SETs the key and PUBLISHes the whole
+// document; a writer that publishes only a word works too (the key is the
+// truth), and so does a publish that arrives before the reader could have
+// seen the SET of a pipelined writer.
+func TestJavaSentinelWriter(t *testing.T) {
+	srv := integration.StartRedis(t)
+	ctx := testCtx(t, 60*time.Second)
+	key, channel := keyFor(t)
+	writer := newClient(t, srv, nil)
+
+	src := redis.New(newClient(t, srv, nil), key, channel, redis.WithHealthCheckInterval(testHealth))
+	f := startFlow(t, ctx, src, datasource.WithReconcileInterval(time.Hour))
+	assert.Equal(t, -1.0, f.count(), "a missing key: no rules")
+	assert.True(t, f.ds.Status().Missing)
+	require.Eventually(t, func() bool { return f.ds.Status().Watching }, 5*time.Second, 5*time.Millisecond)
+
+	// The whole document as the message.
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(5)))
+	f.waitCount(t, 5, 10*time.Second)
+
+	// A message that is not the document: still a hint.
+	require.NoError(t, writer.Set(ctx, key, flowDoc(6), 0).Err())
+	require.NoError(t, writer.Publish(ctx, channel, "changed").Err())
+	f.waitCount(t, 6, 10*time.Second)
+
+	// SET and PUBLISH in one MULTI, as a careful writer does.
+	_, err := writer.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		p.Set(ctx, key, flowDoc(7), 0)
+		p.Publish(ctx, channel, flowDoc(7))
+		return nil
+	})
+	require.NoError(t, err)
+	f.waitCount(t, 7, 10*time.Second)
+
+	// What our Sink publishes is the document itself, for Java subscribers.
+	sub := writer.Subscribe(ctx, channel)
+	t.Cleanup(func() { _ = sub.Close() })
+	_, err = sub.ReceiveTimeout(ctx, 5*time.Second) // the subscription confirmation
+	require.NoError(t, err)
+	snap, err := src.Read(ctx)
+	require.NoError(t, err)
+	_, err = src.Write(ctx, []byte(flowDoc(8)), snap.Revision)
+	require.NoError(t, err)
+	msg, err := sub.ReceiveMessage(ctx)
+	require.NoError(t, err)
+	assert.JSONEq(t, flowDoc(8), msg.Payload)
+	f.waitCount(t, 8, 10*time.Second)
+}
+
+// ---- documents: deleted, invalid ----
+
+func TestDeletedKey(t *testing.T) {
+	srv := integration.StartRedis(t)
+	ctx := testCtx(t, 60*time.Second)
+	key, channel := keyFor(t)
+	writer := newClient(t, srv, nil)
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(4)))
+
+	cleared := startFlow(t, ctx, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
+	kept := startFlow(t, ctx, redis.New(newClient(t, srv, nil), key, channel),
+		datasource.WithReconcileInterval(time.Hour), datasource.WithKeepOnMissing())
+	require.Equal(t, 4.0, cleared.count())
+	require.Equal(t, 4.0, kept.count())
+
+	require.NoError(t, writer.Del(ctx, key).Err())
+	require.NoError(t, writer.Publish(ctx, channel, "deleted").Err())
+	cleared.waitCount(t, -1, 10*time.Second)
+	assert.Empty(t, cleared.e.Flow().Rules(), "a deleted key clears the rules")
+	require.Eventually(t, func() bool { return kept.ds.Status().Missing }, 10*time.Second, 2*time.Millisecond)
+	assert.Equal(t, 4.0, kept.count(), "WithKeepOnMissing keeps them")
+	for _, f := range []flowEngine{cleared, kept} {
+		st := f.ds.Status()
+		assert.True(t, st.Missing)
+		assert.NoError(t, st.Err)
+	}
+
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(9)))
+	cleared.waitCount(t, 9, 10*time.Second)
+	kept.waitCount(t, 9, 10*time.Second)
+}
+
+func TestInvalidDocumentKeepsLastGood(t *testing.T) {
+	srv := integration.StartRedis(t)
+	ctx := testCtx(t, 60*time.Second)
+	key, channel := keyFor(t)
+	writer := newClient(t, srv, nil)
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(10)))
+	f := startFlow(t, ctx, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
+	good := f.ds.Status().Revision
+
+	// A rule that does not validate.
+	require.NoError(t, javaWrite(ctx, writer, key, channel, `[{"resource":"a","count":-1}]`))
+	require.Eventually(t, func() bool { return f.ds.Status().Err != nil }, 10*time.Second, 2*time.Millisecond)
+	st := f.ds.Status()
+	assert.ErrorContains(t, st.Err, "count")
+	assert.GreaterOrEqual(t, st.Failures, 1)
+	assert.Equal(t, good, st.Revision)
+	assert.Equal(t, 10.0, f.count(), "the last good rules stay")
+
+	// Bytes that are not JSON.
+	require.NoError(t, javaWrite(ctx, writer, key, channel, `[{"resource":"a",`))
+	require.Eventually(t, func() bool {
+		err := f.ds.Status().Err
+		return err != nil && !strings.Contains(err.Error(), "count")
+	}, 10*time.Second, 2*time.Millisecond)
+	assert.ErrorContains(t, f.ds.Status().Err, "decode")
+	assert.Equal(t, 10.0, f.count())
+
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(11)))
+	f.waitCount(t, 11, 10*time.Second)
+	require.Eventually(t, func() bool { st := f.ds.Status(); return st.Err == nil && st.Failures == 0 },
+		10*time.Second, 2*time.Millisecond)
+}
+
+// ---- several engines and writers on one key ----
+
+func TestTwoEnginesOneKey(t *testing.T) {
+	srv := integration.StartRedis(t)
+	ctx := testCtx(t, 60*time.Second)
+	key, channel := keyFor(t)
+	writer := newClient(t, srv, nil)
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(1)))
+	f1 := startFlow(t, ctx, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
+	f2 := startFlow(t, ctx, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
+
+	// A burst, with several resources, some writes through a Sink.
+	sink := redis.New(newClient(t, srv, nil), key, channel)
+	for i := 2; i <= 40; i++ {
+		doc := fmt.Sprintf(`[{"resource":"a","count":%d},{"resource":"r%d","count":1,"grade":0}]`, i, i%3)
+		if i%5 == 0 {
+			snap, err := sink.Read(ctx)
+			require.NoError(t, err)
+			_, err = sink.Write(ctx, []byte(doc), snap.Revision)
+			require.NoError(t, err)
+			continue
+		}
+		require.NoError(t, javaWrite(ctx, writer, key, channel, doc))
+	}
+	f1.waitCount(t, 40, 10*time.Second)
+	f2.waitCount(t, 40, 10*time.Second)
+	assert.Equal(t, f1.e.Flow().Rules(), f2.e.Flow().Rules())
+	assert.Equal(t, f1.ds.Status().Revision, f2.ds.Status().Revision)
+}
+
+func TestTwoWritersCAS(t *testing.T) {
+	srv := integration.StartRedis(t)
+	ctx := testCtx(t, 60*time.Second)
+	key, channel := keyFor(t)
+	require.NoError(t, javaWrite(ctx, newClient(t, srv, nil), key, channel, `[]`))
+	f := startFlow(t, ctx, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
+
+	w1 := datasource.NewWritable(redis.New(newClient(t, srv, nil), key, channel), converter.FlowRules())
+	w2 := datasource.NewWritable(redis.New(newClient(t, srv, nil), key, channel), converter.FlowRules())
+	_, err := w1.Read(ctx)
+	require.NoError(t, err)
+	_, err = w2.Read(ctx)
+	require.NoError(t, err)
+
+	require.NoError(t, w1.Write(ctx, []flow.Rule{{Resource: "one", Count: 1}}))
+	err = w2.Write(ctx, []flow.Rule{{Resource: "two", Count: 2}})
+	require.ErrorIs(t, err, datasource.ErrConflict, "the second writer must not overwrite what it has not seen")
+	assert.Contains(t, err.Error(), "redis: ")
+
+	// The loser retries with Update: both edits are kept.
+	require.NoError(t, w2.Update(ctx, func(rules []flow.Rule) ([]flow.Rule, error) {
+		return append(slices.Clone(rules), flow.Rule{Resource: "two", Count: 2}), nil
+	}))
+
+	// Many concurrent updates: none lost.
+	const each = 10
+	errs := make(chan error, 2*each)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range each {
+			errs <- w1.Update(ctx, func(rules []flow.Rule) ([]flow.Rule, error) {
+				return append(slices.Clone(rules), flow.Rule{Resource: fmt.Sprintf("w1-%d", i), Count: 1}), nil
+			})
+		}
+	}()
+	for i := range each {
+		errs <- w2.Update(ctx, func(rules []flow.Rule) ([]flow.Rule, error) {
+			return append(slices.Clone(rules), flow.Rule{Resource: fmt.Sprintf("w2-%d", i), Count: 1}), nil
+		})
+	}
+	<-done
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return len(f.e.Flow().Rules()) == 2+2*each }, 10*time.Second, 2*time.Millisecond,
+		"the engine to run every rule; has %d", len(f.e.Flow().Rules()))
+	var names []string
+	for _, r := range f.e.Flow().Rules() {
+		names = append(names, r.Resource)
+	}
+	assert.Contains(t, names, "one")
+	assert.Contains(t, names, "two")
+	for i := range each {
+		assert.Contains(t, names, fmt.Sprintf("w1-%d", i))
+		assert.Contains(t, names, fmt.Sprintf("w2-%d", i))
+	}
+}
