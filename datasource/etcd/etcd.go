@@ -240,4 +240,3 @@ func (s *Source) observe(snap datasource.Snapshot, header int64) {
 }
 
 func revision(rev int64) string { return strconv.FormatInt(rev, 10) }
-

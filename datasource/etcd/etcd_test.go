@@ -1,0 +1,299 @@
+package etcd_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
+	"github.com/bulwark-go/bulwark/datasource/etcd"
+	"github.com/bulwark-go/bulwark/integration"
+)
+
+// harness runs each case on its own key, with a Source whose client goes
+// through its own cutter (the Fault), while Put and Delete use a client
+// that talks to the server directly.
+func harness(t *testing.T, srv *integration.Server) datasourcetest.Harness {
+	other := newClient(t, srv.Addr(), withTLS(srv.TLS()))
+	return datasourcetest.Harness{
+		Timeout: 20 * time.Second,
+		New: func(t *testing.T) datasourcetest.Backend {
+			key := "/bulwark-test/conformance/" + t.Name()
+			cut := newCutter(t, srv.Addr())
+			cli := newClient(t, cut.addr, withTLS(srv.TLS()))
+			// Connect now: the client's connection goroutines are the
+			// caller's and outlive the Source (CloseWaitsNoLeak).
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			_, err := cli.Get(ctx, "/bulwark-test/warm-up")
+			require.NoError(t, err)
+			return datasourcetest.Backend{
+				Source: etcd.New(cli, key),
+				Put: func(ctx context.Context, data []byte) error {
+					_, err := other.Put(ctx, key, string(data))
+					return err
+				},
+				Delete: func(ctx context.Context) error {
+					_, err := other.Delete(ctx, key)
+					return err
+				},
+				Fault: &datasourcetest.Fault{Disconnect: cut.Disconnect, Reconnect: cut.Reconnect},
+			}
+		},
+	}
+}
+
+func TestConformance(t *testing.T) {
+	srv := startEtcd(t)
+	datasourcetest.Run(t, harness(t, srv))
+}
+
+// The same suite over mutual TLS, with certificates made by the test.
+func TestConformanceTLS(t *testing.T) {
+	srv := startEtcd(t, integration.WithTLS(nil))
+	require.NotNil(t, srv.TLS())
+	datasourcetest.Run(t, harness(t, srv))
+}
+
+func TestReadWrite(t *testing.T) {
+	srv := startEtcd(t)
+	ctx := testCtx(t)
+	cli := newClient(t, srv.Addr())
+	src := etcd.New(cli, "/bulwark-test/rw")
+	assert.Equal(t, "etcd:/bulwark-test/rw", src.String())
+	assert.Equal(t, "/bulwark-test/rw", src.Key())
+
+	snap, err := src.Read(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, datasource.Snapshot{Missing: true}, snap)
+
+	created, err := src.Write(ctx, []byte(`["a"]`), "")
+	require.NoError(t, err)
+	resp, err := cli.Get(ctx, "/bulwark-test/rw")
+	require.NoError(t, err)
+	require.Len(t, resp.Kvs, 1)
+	assert.Equal(t, fmt.Sprint(resp.Kvs[0].ModRevision), created.Revision, "the revision is the key's mod revision")
+	assert.Equal(t, `["a"]`, string(created.Data))
+
+	snap, err = src.Read(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, created, snap, "Write returns what Read now returns")
+
+	_, err = src.Write(ctx, []byte(`["b"]`), "")
+	require.ErrorIs(t, err, datasource.ErrConflict, "create over an existing key")
+	assert.ErrorContains(t, err, "key is at revision "+created.Revision+", expected absent")
+	_, err = src.Write(ctx, []byte(`["b"]`), "1")
+	require.ErrorIs(t, err, datasource.ErrConflict)
+	assert.ErrorContains(t, err, "expected at revision 1")
+	_, err = src.Write(ctx, []byte(`["b"]`), "not-a-revision")
+	require.ErrorIs(t, err, datasource.ErrConflict)
+
+	next, err := src.Write(ctx, []byte(`["b"]`), created.Revision)
+	require.NoError(t, err)
+	assert.NotEqual(t, created.Revision, next.Revision)
+
+	_, err = cli.Delete(ctx, "/bulwark-test/rw")
+	require.NoError(t, err)
+	_, err = src.Write(ctx, []byte(`["c"]`), next.Revision)
+	require.ErrorIs(t, err, datasource.ErrConflict, "update of a deleted key")
+	assert.ErrorContains(t, err, "key is absent")
+
+	require.NoError(t, src.Close())
+	_, err = src.Read(ctx)
+	require.ErrorIs(t, err, datasource.ErrClosed)
+	_, err = src.Write(ctx, nil, "")
+	require.ErrorIs(t, err, datasource.ErrClosed)
+	require.ErrorIs(t, src.Watch(ctx, datasource.Snapshot{}, func(datasource.Snapshot) {}), datasource.ErrClosed)
+	_, err = cli.Get(ctx, "/bulwark-test/rw")
+	require.NoError(t, err, "Close leaves the client open")
+}
+
+// A snapshot that did not come from this Source's last read: Watch reads
+// the key, reports the difference, and watches from there.
+func TestWatchForeignSnapshot(t *testing.T) {
+	srv := startEtcd(t)
+	ctx := testCtx(t)
+	cli := newClient(t, srv.Addr())
+	const key = "/bulwark-test/foreign"
+	_, err := cli.Put(ctx, key, "v1")
+	require.NoError(t, err)
+
+	src := etcd.New(cli, key)
+	wctx, cancel := context.WithCancel(ctx)
+	hints := make(chan datasource.Snapshot, 16)
+	done := make(chan error, 1)
+	go func() {
+		done <- src.Watch(wctx, datasource.Snapshot{Missing: true}, func(s datasource.Snapshot) { hints <- s })
+	}()
+	select {
+	case h := <-hints:
+		assert.Equal(t, "v1", string(h.Data), "the difference with from is reported")
+	case <-ctx.Done():
+		t.Fatal("no hint for a snapshot that differs")
+	}
+	_, err = cli.Put(ctx, key, "v2")
+	require.NoError(t, err)
+	select {
+	case h := <-hints:
+		assert.Equal(t, "v2", string(h.Data))
+	case <-ctx.Done():
+		t.Fatal("no hint for a put")
+	}
+	_, err = cli.Delete(ctx, key)
+	require.NoError(t, err)
+	select {
+	case h := <-hints:
+		assert.True(t, h.Missing, "a delete is a missing document")
+	case <-ctx.Done():
+		t.Fatal("no hint for a delete")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Watch did not return after its context was canceled")
+	}
+}
+
+// Watching from a read whose store revision was compacted since: Watch
+// returns an error wrapping rpctypes.ErrCompacted at once.
+func TestWatchCompacted(t *testing.T) {
+	srv := startEtcd(t)
+	ctx := testCtx(t)
+	cli := newClient(t, srv.Addr())
+	const key = "/bulwark-test/compacted"
+	_, err := cli.Put(ctx, key, "v1")
+	require.NoError(t, err)
+	src := etcd.New(cli, key)
+	from, err := src.Read(ctx)
+	require.NoError(t, err)
+
+	var last int64
+	for i := range 5 {
+		resp, err := cli.Put(ctx, key, fmt.Sprintf("v%d", i+2))
+		require.NoError(t, err)
+		last = resp.Header.Revision
+	}
+	_, err = cli.Compact(ctx, last, clientv3.WithCompactPhysical())
+	require.NoError(t, err)
+
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err = src.Watch(wctx, from, func(datasource.Snapshot) {})
+	require.ErrorIs(t, err, rpctypes.ErrCompacted)
+	assert.True(t, strings.HasPrefix(err.Error(), "etcd: watch "), err.Error())
+}
+
+// The datasource over a client that was cut off while the key changed and
+// the history was compacted: when the client comes back, its watch resumes
+// from a compacted revision, breaks, and the Readable reads again and
+// converges (reconciling is off: only the resync can deliver).
+func TestCompactionResync(t *testing.T) {
+	srv := startEtcd(t)
+	ctx := testCtx(t)
+	other := newClient(t, srv.Addr())
+	cut := newCutter(t, srv.Addr())
+	cli := newClient(t, cut.addr)
+	const key = "/bulwark-test/compaction-resync"
+	_, err := other.Put(ctx, key, `[{"resource":"a","count":1}]`)
+	require.NoError(t, err)
+
+	rig := newRig(t, cli, key, datasource.WithReconcileInterval(time.Hour))
+	rig.waitCount(t, "a", 1)
+	require.Eventually(t, func() bool { return rig.ds.Status().Watching }, 10*time.Second, 5*time.Millisecond)
+
+	cut.Disconnect(t)
+	var last int64
+	for i := 2; i <= 6; i++ {
+		resp, err := other.Put(ctx, key, fmt.Sprintf(`[{"resource":"a","count":%d}]`, i))
+		require.NoError(t, err)
+		last = resp.Header.Revision
+	}
+	_, err = other.Compact(ctx, last, clientv3.WithCompactPhysical())
+	require.NoError(t, err)
+	cut.Reconnect(t)
+
+	rig.waitCount(t, "a", 6)
+	st := rig.ds.Status()
+	require.ErrorIs(t, st.WatchErr, rpctypes.ErrCompacted, "the watch broke on the compaction")
+	t.Logf("watch broke with: %v", st.WatchErr)
+	require.Eventually(t, func() bool { return rig.ds.Status().Watching }, 10*time.Second, 5*time.Millisecond, "watching again")
+
+	// And it follows changes again, from the new read.
+	_, err = other.Put(ctx, key, `[{"resource":"a","count":7}]`)
+	require.NoError(t, err)
+	rig.waitCount(t, "a", 7)
+}
+
+// User/password authentication comes from the client: a Source over an
+// authenticated client reads and writes; a client whose password is wrong
+// fails, and Status says why.
+func TestAuth(t *testing.T) {
+	srv := startEtcd(t)
+	ctx := testCtx(t)
+	admin := newClient(t, srv.Addr())
+	const key = "/bulwark/order-service/test/flow"
+	_, err := admin.Put(ctx, key, `[{"resource":"a","count":5}]`)
+	require.NoError(t, err)
+	_, err = admin.UserAdd(ctx, "root", "rootpw")
+	require.NoError(t, err)
+	_, err = admin.UserGrantRole(ctx, "root", "root")
+	require.NoError(t, err)
+	_, err = admin.RoleAdd(ctx, "rules")
+	require.NoError(t, err)
+	_, err = admin.RoleGrantPermission(ctx, "rules", "/bulwark/", clientv3.GetPrefixRangeEnd("/bulwark/"), clientv3.PermissionType(clientv3.PermReadWrite))
+	require.NoError(t, err)
+	_, err = admin.UserAdd(ctx, "svc", "svcpw")
+	require.NoError(t, err)
+	_, err = admin.UserGrantRole(ctx, "svc", "rules")
+	require.NoError(t, err)
+	// Made before auth is on, so they exist: the client checks the password
+	// when it is created, and again whenever it needs a token.
+	good := newClient(t, srv.Addr(), withUser("svc", "svcpw"))
+	wrong := newClient(t, srv.Addr(), withUser("svc", "not-the-password"))
+	_, err = admin.AuthEnable(ctx)
+	require.NoError(t, err)
+
+	// Authenticating costs the server a bcrypt comparison (seconds under -race).
+	slow := datasource.WithReadTimeout(30 * time.Second)
+	rig := newRig(t, good, key, slow)
+	rig.waitCount(t, "a", 5)
+	w := datasource.NewWritable(etcd.New(good, key), flowCodec(), datasource.WaitApplied(rig.ds, 10*time.Second))
+	require.NoError(t, w.Update(ctx, setCount("a", 6)))
+	rig.waitCount(t, "a", 6)
+
+	bad := datasource.NewReadable(etcd.New(wrong, key), flowCodec(), slow, datasource.WithBackoff(50*time.Millisecond, time.Second))
+	t.Cleanup(func() { _ = bad.Close() })
+	err = bad.Start(ctx)
+	require.ErrorIs(t, err, rpctypes.ErrAuthFailed)
+	st := bad.Status()
+	require.ErrorIs(t, st.Err, rpctypes.ErrAuthFailed)
+	assert.ErrorContains(t, st.Err, "etcd: get "+key)
+	assert.ErrorContains(t, st.Err, "authentication failed")
+	assert.GreaterOrEqual(t, st.Failures, 1)
+	t.Logf("status with a wrong password: %v", st.Err)
+
+	// Outside a role's permission: a clear error too.
+	_, err = admin.Put(ctx, "/elsewhere", "x") // admin has no token: refused
+	require.Error(t, err)
+	other := datasource.NewReadable(etcd.New(good, "/elsewhere/flow"), flowCodec(), slow)
+	t.Cleanup(func() { _ = other.Close() })
+	err = other.Start(ctx)
+	require.ErrorIs(t, err, rpctypes.ErrPermissionDenied)
+
+	// After auth is on, a wrong password fails when the client is made.
+	_, err = clientv3.New(clientv3.Config{Endpoints: []string{srv.Addr()}, Username: "svc", Password: "nope",
+		DialTimeout: 30 * time.Second, Logger: zap.NewNop()})
+	require.True(t, errors.Is(err, rpctypes.ErrAuthFailed), "clientv3.New: %v", err)
+}
