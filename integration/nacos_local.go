@@ -151,6 +151,15 @@ func (b *nacosLocal) start(ctx context.Context) error {
 	if err := run(); err != nil {
 		return err
 	}
+	if b.ns != nil {
+		// Never let Polaris' UDP socket into the test's namespace.
+		if err := b.ns.holds(b.p.cmd.Process.Pid); err != nil {
+			kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = b.p.kill(kctx)
+			return err
+		}
+	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(b.port))
 	err := poll(ctx, 50*time.Millisecond, func(ctx context.Context) error {
 		if ok, werr := b.p.exited(); ok {
@@ -195,7 +204,7 @@ func (b *nacosLocal) close(ctx context.Context) error {
 func (b *nacosLocal) logTail(_ context.Context, lines int) string {
 	var sb strings.Builder
 	sb.WriteString(b.p.logTail(lines / 3))
-	for _, name := range []string{"nacos-apiserver.log", "polaris-config-error.log", "polaris-default-error.log"} {
+	for _, name := range []string{"nacos-apiserver.log", "polaris-config-error.log", "polaris-default.log"} {
 		data, err := os.ReadFile(filepath.Join(b.p.dir, "log", name))
 		if err != nil || len(data) == 0 {
 			continue
@@ -413,24 +422,58 @@ func (n *netns) dial(ctx context.Context, addr string) (net.Conn, error) {
 	return r.c, r.err
 }
 
-// runProcess starts p inside n. The thread that forks stays alive until p is gone: the
-// child's parent-death signal (Pdeathsig) fires when that thread ends.
+// runProcess starts p inside n. It is process.run, except that the child is forked here,
+// from a thread inside n (a child inherits the namespace of the thread that forks it), not
+// from the shared fork thread. The forking thread stays alive until p is gone: the child's
+// parent-death signal (Pdeathsig) fires when that thread ends.
 func (n *netns) runProcess(p *process) error {
+	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open log: %w", err)
+	}
+	fmt.Fprintf(logf, "=== %s: %q (private network namespace)\n", time.Now().Format(time.RFC3339Nano), p.argv)
+	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+	cmd.Dir = p.dir
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true, Pdeathsig: unix.SIGKILL}
+	done := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
 		if err := n.enter(); err != nil {
 			errc <- err
 			return
 		}
-		if err := p.run(); err != nil {
-			errc <- err
+		if err := cmd.Start(); err != nil {
+			errc <- fmt.Errorf("run %s: %w", p.argv[0], err)
 			return
 		}
-		done := p.done
 		errc <- nil
-		<-done
+		p.err = cmd.Wait()
+		logf.Close()
+		close(done)
 	}()
-	return <-errc
+	if err := <-errc; err != nil {
+		logf.Close()
+		return err
+	}
+	p.cmd, p.done = cmd, done
+	return nil
+}
+
+// holds checks that process pid runs in n.
+func (n *netns) holds(pid int) error {
+	var want, got unix.Stat_t
+	if err := unix.Fstat(int(n.f.Fd()), &want); err != nil {
+		return fmt.Errorf("stat network namespace: %w", err)
+	}
+	if err := unix.Stat(fmt.Sprintf("/proc/%d/ns/net", pid), &got); err != nil {
+		return fmt.Errorf("stat network namespace of pid %d: %w", pid, err)
+	}
+	if want.Dev != got.Dev || want.Ino != got.Ino {
+		return fmt.Errorf("pid %d runs in network namespace %d, not in the private one (%d)", pid, got.Ino, want.Ino)
+	}
+	return nil
 }
 
 func (n *netns) close() { n.f.Close() }
