@@ -80,3 +80,27 @@ func BenchmarkDecodeFlow10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeHotspot10k decodes 10,000 param-flow rules with three
+// items each.
+func BenchmarkDecodeHotspot10k(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("[")
+	for i := range 10000 {
+		if i > 0 {
+			sb.WriteString(",\n")
+		}
+		fmt.Fprintf(&sb, `{"resource":"getUser%d","paramIdx":0,"grade":1,"count":5,"durationInSec":1,"paramFlowItemList":[{"object":"%d","count":100,"classType":"int"},{"object":"vip","count":50,"classType":"String"},{"object":"1.5","count":1,"classType":"double"}]}`, i, i)
+	}
+	sb.WriteString("]")
+	doc := []byte(sb.String())
+	c := HotspotRules()
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		rules, err := c.Convert(doc)
+		if err != nil || len(rules) != 10000 {
+			b.Fatal(len(rules), err)
+		}
+	}
+}

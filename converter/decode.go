@@ -76,6 +76,31 @@ func (d *decoder) readString() (string, bool) {
 	return d.str()
 }
 
+// readStringFrom is readString that returns the element of common equal
+// to the string, if any, instead of a new copy.
+func (d *decoder) readStringFrom(common []string) (string, bool) {
+	if d.null() {
+		return "", false
+	}
+	if d.peek() != '"' {
+		d.wrongType("a string")
+		return "", false
+	}
+	raw, esc, ok := d.stringRaw()
+	if !ok {
+		return "", false
+	}
+	if esc {
+		return unescape(raw), true
+	}
+	for _, c := range common {
+		if c == string(raw) {
+			return c, true
+		}
+	}
+	return string(raw), true
+}
+
 func (d *decoder) readBool() (bool, bool) {
 	switch d.peek() {
 	case 'n':
@@ -416,10 +441,11 @@ func readList[T any](d *decoder, o *object[T], defaults func() T, validate func(
 		return nil
 	}
 	d.pos++
-	// Guess the number of rules from the size left (a rule takes well
-	// over 64 bytes) so that the slice grows at most a few times.
+	// Guess the number of rules of a top-level list from the size left
+	// (a rule takes well over 64 bytes) so that the slice grows at most a
+	// few times. Nested lists (paramFlowItemList) are small: no guess.
 	var out []T
-	if n := (len(d.data) - d.pos) / 128; n > 16 {
+	if n := (len(d.data) - d.pos) / 128; n > 16 && len(d.path) <= 1 {
 		out = make([]T, 0, n)
 	}
 	for i := 0; d.next(']', i == 0); i++ {

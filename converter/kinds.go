@@ -227,6 +227,12 @@ func hotspotClusterDefaults() hotspot.ClusterConfig {
 	return hotspot.ClusterConfig{SampleCount: 10, WindowIntervalMs: 1000}
 }
 
+// classTypes are the class names of ParamFlowItem, shared instead of
+// allocated for every item.
+var classTypes = []string{"int", "long", "double", "float", "byte", "short", "boolean", "char", "String",
+	"java.lang.Integer", "java.lang.Long", "java.lang.Double", "java.lang.Float", "java.lang.Byte",
+	"java.lang.Short", "java.lang.Boolean", "java.lang.Character", "java.lang.String"}
+
 var hotspotItemObject = newObject([]field[hotspot.ParamFlowItem]{
 	// Java's object is a String, and FastJSON turns a number or a
 	// boolean into its text; so does this field.
@@ -247,7 +253,11 @@ var hotspotItemObject = newObject([]field[hotspot.ParamFlowItem]{
 		}
 	}},
 	intField("count", 32, func(it *hotspot.ParamFlowItem, v int64) { it.Count = int(v) }),
-	strField("classType", func(it *hotspot.ParamFlowItem, v string) { it.ClassType = v }),
+	{"classType", func(d *decoder, it *hotspot.ParamFlowItem) {
+		if v, ok := d.readStringFrom(classTypes); ok {
+			it.ClassType = v
+		}
+	}},
 }, "object", "count")
 
 var hotspotObject = func() *object[hotspot.Rule] {
