@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -67,8 +68,10 @@ func propagation(tb testing.TB, n int) ([]time.Duration, integration.Mode) {
 	return lat, srv.Mode()
 }
 
+// pct returns the nearest-rank p-th percentile of sorted latencies.
 func pct(lat []time.Duration, p float64) time.Duration {
-	return lat[min(len(lat)-1, int(p*float64(len(lat))))]
+	i := int(math.Ceil(p*float64(len(lat)))) - 1
+	return lat[min(max(i, 0), len(lat)-1)]
 }
 
 // TestPropagationLatency logs p50/p99/max of 100 updates, write to rule
