@@ -54,9 +54,11 @@ func DefaultPolarisBin() string {
 	return filepath.Join(dir, "bulwark", "polaris-server-"+PolarisVersion)
 }
 
-// nacosUnshareHint is how to run tests inside a loopback-only network namespace.
+// nacosUnshareHint is how to run tests inside a loopback-only network namespace (as root;
+// unshare -rn instead of -n as a user, where unprivileged user namespaces are allowed).
 const nacosUnshareHint = `go mod download && go test -run '^$' ./integration/ && ` +
-	`unshare -n sh -c 'ip link set lo up && GOFLAGS=-mod=mod GOPROXY=off go test ./integration/'`
+	`unshare -n sh -c 'ip link set lo up && GOFLAGS=-mod=mod GOPROXY=off go test ./integration/' ` +
+	`(unshare -rn as a non-root user)`
 
 // srcDir is this package's source directory (for testdata and the tools module).
 func srcDir() string {
@@ -591,4 +593,3 @@ func (f *nacosFwd) shut() {
 	f.mu.Unlock()
 	f.wg.Wait()
 }
-
