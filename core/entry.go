@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/bulwark-go/bulwark/core/authority"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
@@ -94,8 +95,13 @@ type EntryOption struct {
 	s      string
 	n      int
 	args   []any
+	argv   [inlineArgs]any // WithArgs with up to inlineArgs values
+	argc   int8
 	toggle bool
 }
+
+// inlineArgs is how many WithArgs values an EntryOption holds inline.
+const inlineArgs = 3
 
 type entryOptKind uint8
 
@@ -117,7 +123,19 @@ func WithOrigin(origin string) EntryOption { return EntryOption{kind: optOrigin,
 
 // WithArgs passes the call's parameters, matched by hot-parameter rules
 // through their paramIdx.
-func WithArgs(args ...any) EntryOption { return EntryOption{kind: optArgs, args: args} }
+//
+// Up to three values are copied into the option, so the variadic slice
+// stays on the caller's stack; more are copied to the heap (one
+// allocation). Boxing a value into an any may allocate, in the caller.
+func WithArgs(args ...any) EntryOption {
+	o := EntryOption{kind: optArgs}
+	if len(args) <= inlineArgs {
+		o.argc = int8(copy(o.argv[:], args))
+	} else {
+		o.args = slices.Clone(args)
+	}
+	return o
+}
 
 // WithCount sets how many tokens the entry takes (default 1). It must be at
 // least 1.
@@ -217,6 +235,10 @@ func (e *Engine) enter(ctx context.Context, en *Entry, resource string, opts []E
 		return nil, badCall(ctx, resource)
 	}
 	en.e, en.ctx, en.count = e, ctx, 1
+	// args stays out of *en unless a thread-grade hot-param rule needs it at
+	// Exit: a store through en would make every caller's variadic args
+	// escape to the heap.
+	var args []any
 	for i := range opts {
 		o := &opts[i]
 		switch o.kind {
@@ -225,7 +247,11 @@ func (e *Engine) enter(ctx context.Context, en *Entry, resource string, opts []E
 		case optOrigin:
 			en.origin = o.s
 		case optArgs:
-			en.args = o.args
+			if o.args != nil {
+				args = o.args
+			} else {
+				args = o.argv[:o.argc]
+			}
 		case optCount:
 			if o.n < 1 {
 				return nil, badCount(o.n)
@@ -255,7 +281,7 @@ func (e *Engine) enter(ctx context.Context, en *Entry, resource string, opts []E
 		en.stats = e.nodes.get(resource)
 	}
 	if r != nil || (en.inbound && t.system != nil) {
-		if err := e.check(t, r, en, resource, now); err != nil {
+		if err := e.check(t, r, en, args, resource, now); err != nil {
 			e.recordBlock(en, now, err)
 			return nil, err
 		}
@@ -264,7 +290,8 @@ func (e *Engine) enter(ctx context.Context, en *Entry, resource string, opts []E
 		}
 	}
 	e.recordPass(en, now)
-	if r != nil && r.hotspot != nil {
+	if r != nil && r.hotspot != nil && r.hotspot.threads && len(args) > 0 {
+		en.args = slices.Clone(args)
 		r.hotspot.hotspotThreads(en, 1)
 	}
 	return en, nil
@@ -282,7 +309,7 @@ func badCount(n int) error { return fmt.Errorf("%w: count %d < 1", ErrInvalidArg
 // check runs the rule kinds in Sentinel's order: authority, system
 // (inbound entries only), hot parameters, flow, circuit breakers. r is nil
 // when only system rules apply.
-func (e *Engine) check(t *table, r *resource, en *Entry, resource string, now int64) error {
+func (e *Engine) check(t *table, r *resource, en *Entry, args []any, resource string, now int64) error {
 	if r != nil && r.authority != nil {
 		if err := checkAuthority(r.authority, en); err != nil {
 			return err
@@ -297,7 +324,7 @@ func (e *Engine) check(t *table, r *resource, en *Entry, resource string, now in
 		return nil
 	}
 	if r.hotspot != nil {
-		if err := e.checkHotspot(r.hotspot, en, now); err != nil {
+		if err := e.checkHotspot(r.hotspot, en, args, now); err != nil {
 			return err
 		}
 	}

@@ -70,12 +70,12 @@ func installHotspot(e *Engine, next, prev *table, rules []hotspot.Rule) {
 
 // checkHotspot runs the resource's hot-parameter rules; an entry without
 // arguments passes them all. A paced entry waits here, honouring ctx.
-func (e *Engine) checkHotspot(hs *hotspotSet, en *Entry, now int64) error {
-	if len(en.args) == 0 {
+func (e *Engine) checkHotspot(hs *hotspotSet, en *Entry, args []any, now int64) error {
+	if len(args) == 0 {
 		return nil
 	}
 	for _, hc := range hs.checks {
-		d := hc.l.Check(en.args, now, en.count)
+		d := hc.l.Check(args, now, en.count)
 		if d.Blocked {
 			return hc.block
 		}
@@ -90,7 +90,8 @@ func (e *Engine) checkHotspot(hs *hotspotSet, en *Entry, now int64) error {
 }
 
 // hotspotThreads reports an admitted (d = 1) or completed (d = -1) entry to
-// the resource's thread-grade rules.
+// the resource's thread-grade rules. Enter keeps the arguments in the
+// Entry (a copy: one allocation) only for such rules.
 func (hs *hotspotSet) hotspotThreads(en *Entry, d int) {
 	if !hs.threads || len(en.args) == 0 {
 		return

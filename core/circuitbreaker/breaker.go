@@ -2,6 +2,7 @@ package circuitbreaker
 
 import (
 	"fmt"
+	"math"
 	"sync/atomic"
 
 	"github.com/bulwark-go/bulwark/core/stat"
@@ -85,6 +86,10 @@ type Breaker struct {
 	nextRetry atomic.Int64 // ms; read only while Open
 	window    atomic.Pointer[stat.Window]
 	passCount atomic.Int64 // AvgRT: calls seen while the average RT was too high
+	// lastBad is when the last slow or failed call completed (ms): while
+	// it is a whole interval ago, no measure can exceed its threshold and
+	// the healthy path reads no window.
+	lastBad atomic.Int64
 }
 
 // New returns a closed breaker for a valid rule.
@@ -104,6 +109,7 @@ func New(r Rule, opts Options) *Breaker {
 	if b.slowAmt <= 0 {
 		b.slowAmt = DefaultRTSlowRequestAmount
 	}
+	b.lastBad.Store(math.MinInt64 / 2)
 	if r.Grade != AvgRT {
 		interval := int64(max(r.StatIntervalMs, 1))
 		b.samples = SampleCount(interval)
@@ -213,6 +219,9 @@ func (b *Breaker) OnComplete(now, rt int64, failed, probe bool) {
 	w.Add(now, stat.Success, 1)
 	if bad {
 		w.Add(now, stat.Exception, 1)
+		if b.lastBad.Load() < now {
+			b.lastBad.Store(now)
+		}
 	}
 	switch State(b.state.Load()) {
 	case HalfOpen:
@@ -240,7 +249,10 @@ func (b *Breaker) OnComplete(now, rt int64, failed, probe bool) {
 		return
 	}
 	// Closed: with no bad call in the interval no measure can exceed its
-	// threshold, so the healthy path reads one counter.
+	// threshold, so the healthy path reads one atomic word.
+	if now-b.lastBad.Load() >= w.IntervalMs() {
+		return
+	}
 	nBad := w.Sum(now, stat.Exception)
 	if nBad == 0 {
 		return
