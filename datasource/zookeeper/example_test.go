@@ -51,5 +51,6 @@ func Example() {
 		}
 		return rules, nil
 	})
-	fmt.Println(err, ds.Status())
+	st := ds.Status()
+	fmt.Println(err, st.Revision, st.Err)
 }

@@ -1,0 +1,163 @@
+// Command zookeeper applies flow rules kept in a ZooKeeper node to
+// core.Default() and prints every rule change and status change live.
+//
+//	go run ./examples/zookeeper -servers 127.0.0.1:2181 -path /bulwark/order-service/prod/flow
+//
+// The servers come from -servers, else $ZK_SERVERS (comma-separated), else
+// 127.0.0.1:2181. Change the node with zkCli.sh, for example
+//
+//	set /bulwark/order-service/prod/flow '[{"resource":"GET /orders","count":5}]'
+//
+// or with -put, which writes a document (creating the node and its
+// parents) with compare-and-set and exits.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/bulwark-go/bulwark/converter"
+	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/zookeeper"
+)
+
+// quiet drops go-zookeeper's logs: it logs every connection attempt.
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "zookeeper example:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	defServers := os.Getenv("ZK_SERVERS")
+	if defServers == "" {
+		defServers = "127.0.0.1:2181"
+	}
+	servers := flag.String("servers", defServers, "ZooKeeper servers, comma-separated (default $ZK_SERVERS)")
+	path := flag.String("path", "/bulwark/order-service/prod/flow", "node holding the flow rules (one per service and environment)")
+	auth := flag.String("auth", os.Getenv("ZK_AUTH"), "digest credentials user:password for a node with a digest ACL (default $ZK_AUTH)")
+	wait := flag.Duration("connect-timeout", 5*time.Second, "give up when no server gives a session within this time")
+	put := flag.String("put", "", "write this rule document to the node (compare-and-set) and exit")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	conn, _, err := zk.Connect(strings.Split(*servers, ","), 10*time.Second,
+		zk.WithLogger(quiet{}), zk.WithLogInfo(false))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := waitSession(ctx, conn, *wait); err != nil {
+		return fmt.Errorf("no ZooKeeper session from %s within %v (is a server running? set -servers or ZK_SERVERS): %w", *servers, *wait, err)
+	}
+	if *auth != "" {
+		if err := conn.AddAuth("digest", []byte(*auth)); err != nil {
+			return fmt.Errorf("add digest auth: %w", err)
+		}
+	}
+	src := zookeeper.New(conn, *path)
+
+	if *put != "" {
+		return write(ctx, src, []byte(*put))
+	}
+
+	engine := core.Default()
+	defer engine.Close()
+	cancel := engine.Flow().OnChange(func(c core.RuleChange[flow.Rule]) {
+		fmt.Printf("%s rules changed: %d rule(s)\n", c.Time.Format(time.TimeOnly), len(c.New))
+		for _, r := range c.Removed {
+			fmt.Printf("  - %s count=%v grade=%v\n", r.Resource, r.Count, r.Grade)
+		}
+		for _, r := range c.Added {
+			fmt.Printf("  + %s count=%v grade=%v\n", r.Resource, r.Count, r.Grade)
+		}
+	})
+	defer cancel()
+
+	ds := datasource.NewReadable(src, converter.FlowRules())
+	engine.Flow().Register(ds.Property())
+	startCtx, cancelStart := context.WithTimeout(ctx, *wait)
+	err = ds.Start(startCtx)
+	cancelStart()
+	if err != nil {
+		fmt.Println("no rules applied yet (retrying in the background):", err)
+	}
+	defer ds.Close()
+	fmt.Printf("following %s on %s; change it with zkCli.sh or -put; Ctrl-C to stop\n", *path, *servers)
+
+	var last string
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st := ds.Status()
+		line := fmt.Sprintf("status: revision=%q missing=%v watching=%v failures=%d err=%v",
+			st.Revision, st.Missing, st.Watching, st.Failures, st.Err)
+		if line != last {
+			fmt.Printf("%s %s\n", time.Now().Format(time.TimeOnly), line)
+			last = line
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// waitSession waits until conn has a session: zk.Connect returns at once
+// and connects in the background.
+func waitSession(ctx context.Context, conn *zk.Conn, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for conn.State() != zk.StateHasSession {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("connection %s: %w", conn.State(), context.Cause(ctx))
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// write stores doc with compare-and-set against the node's current
+// revision (creating it when it is missing), after checking it decodes.
+func write(ctx context.Context, src *zookeeper.Source, doc []byte) error {
+	if _, err := converter.FlowRules().Convert(doc); err != nil {
+		return fmt.Errorf("not a flow rule document: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cur, err := src.Read(ctx)
+	if err != nil {
+		return err
+	}
+	snap, err := src.Write(ctx, doc, cur.Revision)
+	if errors.Is(err, datasource.ErrConflict) {
+		return fmt.Errorf("someone changed %s meanwhile, try again: %w", src.Path(), err)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s at revision %s\n", src.Path(), snap.Revision)
+	return nil
+}
