@@ -1,0 +1,198 @@
+// Command etcd follows flow rules kept in etcd: the rules of one service in
+// one environment are a Java Sentinel JSON document, the value of one key
+// (/bulwark/<service>/<env>/flow). It applies them to core.Default(),
+// prints every rule change as it happens, and prints the datasource's
+// Status whenever it changes.
+//
+//	go run ./examples/etcd -endpoints 127.0.0.1:2379 -env prod
+//	ETCD_ENDPOINTS=10.0.0.1:2379,10.0.0.2:2379 go run ./examples/etcd -service order-service -env staging
+//	go run ./examples/etcd -key /my/own/flow-rules -user svc:secret
+//
+// Change the rules from another terminal while it runs:
+//
+//	etcdctl put /bulwark/order-service/prod/flow '[{"resource":"GET /orders","count":20}]'
+//	etcdctl put /bulwark/order-service/prod/flow '[{"resource":"GET /orders","count":-1}]'  # rejected, rules stay
+//	etcdctl del /bulwark/order-service/prod/flow                                            # rules cleared
+//
+// It exits with an error when no etcd answers within -timeout.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/bulwark-go/bulwark/converter"
+	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/etcd"
+)
+
+type config struct {
+	endpoints   []string
+	user        string // "name:password", as etcdctl's --user
+	key         string
+	timeout     time.Duration // to reach a server at start
+	statusEvery time.Duration // how often Status is checked for changes
+}
+
+func main() {
+	var c config
+	var endpoints, service, env string
+	flag.StringVar(&endpoints, "endpoints", envOr("ETCD_ENDPOINTS", "127.0.0.1:2379"), "comma-separated etcd endpoints (env ETCD_ENDPOINTS)")
+	flag.StringVar(&c.user, "user", os.Getenv("ETCD_USER"), "name:password for etcd authentication (env ETCD_USER)")
+	flag.StringVar(&service, "service", "order-service", "service whose rules to follow")
+	flag.StringVar(&env, "env", "prod", "environment: the key is /bulwark/<service>/<env>/flow")
+	flag.StringVar(&c.key, "key", "", "rule key (default /bulwark/<service>/<env>/flow)")
+	flag.DurationVar(&c.timeout, "timeout", 3*time.Second, "give up when no etcd answers within this at start")
+	flag.Parse()
+	c.endpoints = strings.Split(endpoints, ",")
+	if c.key == "" {
+		c.key = fmt.Sprintf("/bulwark/%s/%s/flow", service, env)
+	}
+	c.statusEvery = time.Second
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Stdout, c); err != nil {
+		fmt.Fprintln(os.Stderr, "etcd example:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(ctx context.Context, out io.Writer, c config) error {
+	cfg := clientv3.Config{
+		Endpoints:            c.endpoints,
+		DialTimeout:          c.timeout,
+		DialKeepAliveTime:    10 * time.Second, // notice a dead connection
+		DialKeepAliveTimeout: 3 * time.Second,
+		Logger:               zap.NewNop(),
+	}
+	if c.user != "" {
+		name, pw, ok := strings.Cut(c.user, ":")
+		if !ok {
+			return errors.New("-user: want name:password")
+		}
+		cfg.Username, cfg.Password = name, pw
+	}
+	cli, err := clientv3.New(cfg) // with a user, this authenticates already
+	if err != nil {
+		return fmt.Errorf("etcd at %s: %w", strings.Join(c.endpoints, ","), err)
+	}
+	defer cli.Close()
+
+	// Fail fast and clearly when nothing answers: the datasource itself
+	// would keep retrying in the background.
+	probe, cancel := context.WithTimeout(ctx, c.timeout)
+	_, err = cli.Get(probe, c.key, clientv3.WithCountOnly())
+	cancel()
+	if err != nil {
+		return fmt.Errorf("no etcd answers at %s within %v: %w", strings.Join(c.endpoints, ","), c.timeout, err)
+	}
+
+	engine := core.Default()
+	cancelChanges := engine.Flow().OnChange(func(ch core.RuleChange[flow.Rule]) {
+		fmt.Fprintf(out, "%s rules changed: %d in force\n", ch.Time.Format("15:04:05.000"), len(ch.New))
+		for _, r := range ch.Removed {
+			fmt.Fprintf(out, "  - %s\n", describe(r))
+		}
+		for _, r := range ch.Added {
+			fmt.Fprintf(out, "  + %s\n", describe(r))
+		}
+	})
+	defer cancelChanges()
+
+	ds := datasource.NewReadable(etcd.New(cli, c.key), converter.FlowRules())
+	engine.Flow().Register(ds.Property())
+	defer ds.Close()
+	fmt.Fprintf(out, "following key %s at %s (Ctrl-C to stop)\n", c.key, strings.Join(c.endpoints, ","))
+	if err := ds.Start(ctx); err != nil {
+		fmt.Fprintf(out, "no rules yet: %v\n", err)
+	}
+	if ds.Status().Missing {
+		fmt.Fprintf(out, "key %s does not exist yet: no rules; set it with\n  etcdctl put %s '[{\"resource\":\"GET /orders\",\"count\":20}]'\n",
+			c.key, c.key)
+	}
+
+	last := ""
+	ticker := time.NewTicker(c.statusEvery)
+	defer ticker.Stop()
+	for {
+		if s := status(ds.Status()); s != last {
+			fmt.Fprintf(out, "%s status: %s\n", time.Now().Format("15:04:05.000"), s)
+			last = s
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// describe prints a rule the way an operator reads it.
+func describe(r flow.Rule) string {
+	s := fmt.Sprintf("%s: %v %s", r.Resource, r.Count, r.Grade)
+	if r.LimitApp != "" && r.LimitApp != "default" {
+		s += " for " + r.LimitApp
+	}
+	if r.ControlBehavior != 0 {
+		s += ", " + r.ControlBehavior.String()
+	}
+	return s
+}
+
+// status sums a Status up in one line, without times, so that it changes
+// only when something happens.
+func status(st datasource.Status) string {
+	var parts []string
+	switch {
+	case st.Missing:
+		parts = append(parts, "key missing")
+	case st.Revision != "":
+		parts = append(parts, "revision "+st.Revision)
+	}
+	if st.Watching {
+		parts = append(parts, "watching")
+	} else if st.WatchErr != nil {
+		parts = append(parts, "not watching: "+withoutName(st.WatchErr))
+	}
+	if st.Err != nil {
+		parts = append(parts, fmt.Sprintf("error (%d failures): %s", st.Failures, withoutName(st.Err)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// withoutName drops the "datasource: etcd:<key>: " prefix: the key is
+// printed already.
+func withoutName(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ": read: "); i > 0 {
+		return msg[i+2:]
+	}
+	if i := strings.Index(msg, ": watch: "); i > 0 {
+		return msg[i+2:]
+	}
+	if i := strings.Index(msg, ": decode "); i > 0 {
+		return msg[i+2:]
+	}
+	return msg
+}
