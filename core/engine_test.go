@@ -94,7 +94,7 @@ func TestWithCount(t *testing.T) {
 
 func TestBadCalls(t *testing.T) {
 	e, _ := newEngine(t)
-	//nolint:staticcheck // a nil context is the bad call under test
+	//lint:ignore SA1012 a nil context is the bad call under test
 	_, err := e.Enter(nil, "r")
 	assert.ErrorIs(t, err, core.ErrInvalidArgument)
 	_, err = e.Enter(bg, "")

@@ -5,7 +5,6 @@ import (
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/hotspot"
-	"github.com/bulwark-go/bulwark/core/stat"
 	"github.com/bulwark-go/bulwark/core/system"
 )
 
@@ -73,6 +72,3 @@ func (t *table) merge() {
 		at(name, hs.stats).hotspot = hs
 	}
 }
-
-// node returns the resource's own statistics node.
-func (r *resource) node() *stat.Node { return r.stats.node }

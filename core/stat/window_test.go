@@ -10,8 +10,8 @@ import (
 
 func TestWindowSlides(t *testing.T) {
 	w := NewWindow(2, 1000, 1)
-	w.Add(100, Pass, 3)  // bucket [0,500)
-	w.Add(600, Pass, 4)  // bucket [500,1000)
+	w.Add(100, Pass, 3) // bucket [0,500)
+	w.Add(600, Pass, 4) // bucket [500,1000)
 	assert.Equal(t, int64(7), w.Sum(999, Pass))
 	// At 1200 the bucket [0,500) is outside the interval; [500,1000) counts.
 	assert.Equal(t, int64(4), w.Sum(1200, Pass))
