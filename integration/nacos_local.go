@@ -101,6 +101,9 @@ func startNacosLocal(t testing.TB) *Server {
 	}
 	fail := func(err error) {
 		t.Helper()
+		if b.fwd != nil {
+			b.fwd.shut()
+		}
 		if b.ns != nil {
 			b.ns.close()
 		}
