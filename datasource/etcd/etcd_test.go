@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/namespace"
 	"go.uber.org/zap"
 
 	"github.com/bulwark-go/bulwark/datasource"
@@ -296,4 +297,35 @@ func TestAuth(t *testing.T) {
 	_, err = clientv3.New(clientv3.Config{Endpoints: []string{srv.Addr()}, Username: "svc", Password: "nope",
 		DialTimeout: 30 * time.Second, Logger: zap.NewNop()})
 	require.True(t, errors.Is(err, rpctypes.ErrAuthFailed), "clientv3.New: %v", err)
+}
+
+// A key prefix set on the client (namespace.NewKV and NewWatcher) applies
+// to reads, watches and writes.
+func TestNamespace(t *testing.T) {
+	srv := startEtcd(t)
+	ctx := testCtx(t)
+	raw := newClient(t, srv.Addr())
+	tenant := newClient(t, srv.Addr())
+	tenant.KV = namespace.NewKV(tenant.KV, "/tenant-a")
+	tenant.Watcher = namespace.NewWatcher(tenant.Watcher, "/tenant-a")
+
+	_, err := raw.Put(ctx, "/tenant-a/flow", flowDoc("a", 1))
+	require.NoError(t, err)
+	_, err = raw.Put(ctx, "/flow", flowDoc("a", 99)) // outside the namespace
+	require.NoError(t, err)
+	rig := newRig(t, tenant, "/flow")
+	rig.waitCount(t, "a", 1)
+	_, err = raw.Put(ctx, "/tenant-a/flow", flowDoc("a", 2))
+	require.NoError(t, err)
+	rig.waitCount(t, "a", 2)
+
+	w := datasource.NewWritable(etcd.New(tenant, "/flow"), flowCodec(), datasource.WaitApplied(rig.ds, 10*time.Second))
+	require.NoError(t, w.Update(ctx, setCount("a", 3)))
+	assert.Equal(t, float64(3), rig.count("a"))
+	resp, err := raw.Get(ctx, "/tenant-a/flow")
+	require.NoError(t, err)
+	assert.Contains(t, string(resp.Kvs[0].Value), `"count":3`)
+	resp, err = raw.Get(ctx, "/flow")
+	require.NoError(t, err)
+	assert.Contains(t, string(resp.Kvs[0].Value), `"count":99`, "outside the namespace: untouched")
 }
