@@ -1,0 +1,351 @@
+package nacos_test
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nacos-group/nacos-sdk-go/v2/clients"
+	"github.com/nacos-group/nacos-sdk-go/v2/clients/config_client"
+	"github.com/nacos-group/nacos-sdk-go/v2/common/constant"
+	"github.com/nacos-group/nacos-sdk-go/v2/vo"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/converter"
+	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/nacos"
+	"github.com/bulwark-go/bulwark/integration"
+)
+
+// sdkDir holds the SDK's logs and caches for the whole test binary: its
+// logger is process-wide and outlives the test that configured it, so a
+// per-test temporary directory could be removed under it.
+var sdkDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "bulwark-nacos-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sdkDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var clientSeq atomic.Int64
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newClient returns a config client of the server at addr (its HTTP address;
+// the SDK dials gRPC on port + 1000) in namespace ns, quiet, with its cache
+// in sdkDir and the local snapshot off (a GetConfig during an outage fails
+// instead of answering from disk). It is closed at cleanup.
+func newClient(t *testing.T, addr, ns string) config_client.IConfigClient {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	p, err := strconv.ParseUint(port, 10, 64)
+	require.NoError(t, err)
+	cc := constant.NewClientConfig(
+		constant.WithNamespaceId(ns),
+		constant.WithTimeoutMs(3000),
+		constant.WithNotLoadCacheAtStart(true),
+		constant.WithDisableUseSnapShot(true),
+		constant.WithCacheDir(filepath.Join(sdkDir, "cache", strconv.FormatInt(clientSeq.Add(1), 10))),
+		constant.WithLogDir(filepath.Join(sdkDir, "log")),
+		constant.WithLogLevel("error"),
+	)
+	cli, err := clients.NewConfigClient(vo.NacosClientParam{
+		ClientConfig:  cc,
+		ServerConfigs: []constant.ServerConfig{*constant.NewServerConfig(host, p)},
+	})
+	require.NoError(t, err, "nacos config client")
+	t.Cleanup(cli.CloseClient)
+	return cli
+}
+
+// writer publishes and deletes the way another client (Sentinel's dashboard,
+// a Java service) would: no compare-and-set. Each call returns once a read
+// sees its result, because the server is eventually consistent (about a
+// second) and a test must not read the state before its own write.
+type writer struct {
+	cli           config_client.IConfigClient
+	dataID, group string
+}
+
+func (w writer) put(ctx context.Context, content string) error {
+	ok, err := w.cli.PublishConfig(vo.ConfigParam{DataId: w.dataID, Group: w.group, Content: content, Type: "json"})
+	if err != nil || !ok {
+		return fmt.Errorf("publish %s/%s: %v, %w", w.group, w.dataID, ok, err)
+	}
+	return w.await(ctx, content)
+}
+
+func (w writer) del(ctx context.Context) error {
+	ok, err := w.cli.DeleteConfig(vo.ConfigParam{DataId: w.dataID, Group: w.group})
+	if err != nil || !ok {
+		return fmt.Errorf("delete %s/%s: %v, %w", w.group, w.dataID, ok, err)
+	}
+	return w.await(ctx, "")
+}
+
+// await polls GetConfig until it answers want.
+func (w writer) await(ctx context.Context, want string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	var got string
+	var err error
+	for time.Now().Before(deadline) {
+		got, err = w.cli.GetConfig(vo.ConfigParam{DataId: w.dataID, Group: w.group})
+		if err == nil && got == want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%s/%s reads %q (err %v) 30s after the write, want %q", w.group, w.dataID, got, err, want)
+}
+
+func md5Hex(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+var (
+	casOnce   sync.Once
+	casWorks  bool
+	casReason string
+)
+
+// serverHonoursCAS reports whether the server stores a publish whose CasMd5
+// is the md5 of the current content. Real Nacos does. PolarisMesh v1.18.1
+// does not: its Nacos API layer drops CasMd5 when it converts the request
+// (apiserver/nacosserver/v2/pb/config_request.go, ConfigPublishRequest.ToSpec;
+// v1 likewise), so it compares the stored md5 with "" and refuses every
+// compare-and-set update of an existing config as a conflict. Creating with
+// a CasMd5 (which the Sink does for "must be absent") works on both.
+func serverHonoursCAS(t *testing.T, srv *integration.Server) (bool, string) {
+	t.Helper()
+	casOnce.Do(func() {
+		cli := newClient(t, srv.Addr(), "")
+		w := writer{cli: cli, dataID: fmt.Sprintf("bulwark-cas-probe-%d", time.Now().UnixNano()), group: "BULWARK_PROBE"}
+		require.NoError(t, w.put(testCtx(t), "probe-1"))
+		ok, err := cli.PublishConfig(vo.ConfigParam{DataId: w.dataID, Group: w.group, Content: "probe-2", CasMd5: md5Hex("probe-1")})
+		casWorks = ok && err == nil
+		casReason = fmt.Sprintf("a publish with CasMd5 = md5 of the current content answered (%v, %v)", ok, err)
+		_, _ = cli.DeleteConfig(vo.ConfigParam{DataId: w.dataID, Group: w.group})
+	})
+	return casWorks, casReason
+}
+
+// cutter is a loopback TCP proxy pair (P and P+1000, the HTTP and gRPC ports
+// the SDK dials) in front of a Nacos server that cuts one client off
+// (Disconnect: listeners and connections closed, dials refused) and lets it
+// back (Reconnect: listening again on the same ports), while other clients
+// talk to the server directly.
+type cutter struct {
+	target int // server HTTP port
+	port   int // our HTTP port
+
+	mu    sync.Mutex
+	lns   []net.Listener
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+func newCutter(t *testing.T, serverAddr string) *cutter {
+	t.Helper()
+	_, port, err := net.SplitHostPort(serverAddr)
+	require.NoError(t, err)
+	target, err := strconv.Atoi(port)
+	require.NoError(t, err)
+	c := &cutter{target: target, conns: map[net.Conn]struct{}{}}
+	for range 50 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if p+integration.NacosGRPCPortOffset > 65535 {
+			continue
+		}
+		c.port = p
+		if err = c.listen(); err == nil {
+			break
+		}
+		c.port = 0
+	}
+	require.NotZero(t, c.port, "no free port pair for the cutter")
+	t.Cleanup(func() {
+		c.cut()
+		c.wg.Wait()
+	})
+	return c
+}
+
+// Addr is the address to give the client under test.
+func (c *cutter) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port)) }
+
+func (c *cutter) listen() error {
+	var lns []net.Listener
+	for _, off := range []int{0, integration.NacosGRPCPortOffset} {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port+off)))
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return err
+		}
+		lns = append(lns, ln)
+	}
+	c.mu.Lock()
+	c.lns = lns
+	c.mu.Unlock()
+	for i, ln := range lns {
+		target := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.target+i*integration.NacosGRPCPortOffset))
+		c.wg.Go(func() { c.accept(ln, target) })
+	}
+	return nil
+}
+
+func (c *cutter) accept(ln net.Listener, target string) {
+	for {
+		down, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.Dial("tcp", target)
+		if err != nil {
+			down.Close()
+			continue
+		}
+		c.mu.Lock()
+		if len(c.lns) == 0 { // cut meanwhile
+			c.mu.Unlock()
+			down.Close()
+			up.Close()
+			continue
+		}
+		c.conns[down], c.conns[up] = struct{}{}, struct{}{}
+		c.mu.Unlock()
+		pipe := func(dst, src net.Conn) {
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := src.Read(buf)
+				if n > 0 {
+					if _, werr := dst.Write(buf[:n]); werr != nil {
+						break
+					}
+				}
+				if err != nil {
+					break
+				}
+			}
+			dst.Close()
+			src.Close()
+			c.mu.Lock()
+			delete(c.conns, dst)
+			delete(c.conns, src)
+			c.mu.Unlock()
+		}
+		c.wg.Go(func() { pipe(up, down) })
+		c.wg.Go(func() { pipe(down, up) })
+	}
+}
+
+func (c *cutter) cut() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ln := range c.lns {
+		ln.Close()
+	}
+	c.lns = nil
+	for conn := range c.conns {
+		conn.Close()
+	}
+}
+
+// fault returns the Disconnect and Reconnect of src's connection: Disconnect
+// returns once a read through src fails.
+func (c *cutter) fault(src *nacos.Source) (disconnect, reconnect func(t *testing.T)) {
+	disconnect = func(t *testing.T) {
+		t.Helper()
+		c.cut()
+		require.Eventually(t, func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			_, err := src.Read(ctx)
+			return err != nil
+		}, 20*time.Second, 10*time.Millisecond, "reads through the cut-off client still succeed")
+	}
+	reconnect = func(t *testing.T) {
+		t.Helper()
+		require.Eventually(t, func() bool { return c.listen() == nil }, 10*time.Second, 50*time.Millisecond,
+			"listen again on ports %d and %d", c.port, c.port+integration.NacosGRPCPortOffset)
+	}
+	return disconnect, reconnect
+}
+
+// ---- a real engine whose flow rules follow one config ----
+
+type rig struct {
+	engine *core.Engine
+	ds     *datasource.Readable[[]flow.Rule]
+}
+
+func newRig(t *testing.T, src *nacos.Source, opts ...datasource.Option) *rig {
+	t.Helper()
+	e := core.NewEngine()
+	all := append([]datasource.Option{
+		datasource.WithName(t.Name()),
+		datasource.WithBackoff(50*time.Millisecond, time.Second),
+		datasource.WithReadTimeout(5 * time.Second),
+		datasource.WithReconcileInterval(nacos.ReconcileInterval),
+	}, opts...)
+	ds := datasource.NewReadable(src, converter.FlowRules(), all...)
+	e.Flow().Register(ds.Property())
+	t.Cleanup(func() {
+		require.NoError(t, ds.Close())
+		require.NoError(t, e.Close())
+	})
+	require.NoError(t, ds.Start(testCtx(t)))
+	return &rig{engine: e, ds: ds}
+}
+
+// count returns the threshold of resource's flow rule, or -1.
+func (r *rig) count(resource string) float64 {
+	for _, rule := range r.engine.Flow().Rules() {
+		if rule.Resource == resource {
+			return rule.Count
+		}
+	}
+	return -1
+}
+
+func (r *rig) waitCount(t *testing.T, resource string, want float64) {
+	t.Helper()
+	require.Eventually(t, func() bool { return r.count(resource) == want }, 40*time.Second, 5*time.Millisecond,
+		"rule %s count %v; have %v; status %+v", resource, want, r.engine.Flow().Rules(), r.ds.Status())
+}
+
+func flowDoc(resource string, count int) string {
+	return fmt.Sprintf(`[{"resource":%q,"count":%d}]`, resource, count)
+}

@@ -1,0 +1,407 @@
+package nacos
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nacos-group/nacos-sdk-go/v2/clients/config_client"
+	"github.com/nacos-group/nacos-sdk-go/v2/vo"
+
+	"github.com/bulwark-go/bulwark/datasource"
+)
+
+// ReconcileInterval is the reconcile interval recommended for a Readable over
+// a Nacos Source (datasource.WithReconcileInterval): the SDK arms listeners on
+// a 5 s tick and can lose a subscription across a reconnect, so the
+// framework's default of 30 s would leave a missed change unseen for long.
+const ReconcileInterval = 10 * time.Second
+
+// DefaultType is the config type sent with every publish unless WithType
+// says otherwise; it is what Sentinel's dashboard and Spring Cloud Alibaba
+// use for rule documents.
+const DefaultType = "json"
+
+// armDelay is how long after ListenConfig a Watch reads the config once to
+// compare with the snapshot it started from: by then the SDK's listen loop
+// (one pass every 5 s) has registered the listener with the server.
+const armDelay = 6 * time.Second
+
+// emptyMd5 is the md5 of "". No stored config has it (the SDK refuses to
+// publish empty content), so a publish with it as CasMd5 fails on any config
+// that exists and creates one that does not.
+var emptyMd5 = md5Hex("")
+
+// Option configures a Source.
+type Option func(*Source)
+
+// WithType sets the config type ("json", "text", "yaml", ...) sent with every
+// publish, which the Nacos console uses to show the content (default
+// DefaultType). The empty string sends none.
+func WithType(typ string) Option { return func(s *Source) { s.typ = typ } }
+
+// WithLogger sends the Source's debug logs (listener hints, watch start and
+// end) to l. By default it logs nothing; the Readable logs what matters.
+func WithLogger(l *slog.Logger) Option {
+	return func(s *Source) {
+		if l != nil {
+			s.log = l
+		}
+	}
+}
+
+// Source is a rule document stored as one Nacos config (a dataId in a group,
+// in the namespace of the client): a datasource.Source, a datasource.Watcher
+// and a datasource.Sink. Its revision is the md5 of the content in hex, the
+// value Nacos itself compares for CasMd5. It is safe for concurrent use.
+type Source struct {
+	cli    config_client.IConfigClient
+	dataID string
+	group  string
+	typ    string
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	closed  bool
+	closing chan struct{}  // closed by Close: running Watches return
+	calls   sync.WaitGroup // SDK calls of Read and Write (which may give up on one early)
+}
+
+var (
+	_ datasource.Source  = (*Source)(nil)
+	_ datasource.Watcher = (*Source)(nil)
+	_ datasource.Sink    = (*Source)(nil)
+)
+
+// New returns a Source for the config dataID in group, read, watched and
+// written through client. It touches nothing: the config may not exist yet
+// (a missing document). The client stays the caller's: server addresses,
+// namespace, authentication, TLS, timeouts and the SDK's cache directory are
+// configured there, and Close does not close it.
+//
+// The SDK keeps one listener per config and client: do not ListenConfig the
+// same dataID and group on client yourself while a Readable watches it.
+// Several Sources on one client and config are fine (they share one
+// listener).
+func New(client config_client.IConfigClient, dataID, group string, opts ...Option) *Source {
+	s := &Source{
+		cli:     client,
+		dataID:  dataID,
+		group:   group,
+		typ:     DefaultType,
+		log:     slog.New(slog.DiscardHandler),
+		closing: make(chan struct{}),
+	}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(s)
+		}
+	}
+	return s
+}
+
+// String returns "nacos:" followed by the group and the dataId.
+func (s *Source) String() string { return "nacos:" + s.group + "/" + s.dataID }
+
+// DataID returns the config's dataId.
+func (s *Source) DataID() string { return s.dataID }
+
+// Group returns the config's group.
+func (s *Source) Group() string { return s.group }
+
+// Close marks the Source closed (later calls return datasource.ErrClosed),
+// ends running Watches, which cancel their listener, and waits for SDK calls
+// that a Read or Write gave up on when its context ended (each is bounded by
+// the client's TimeoutMs). The client is not closed.
+func (s *Source) Close() error {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.closing)
+	}
+	s.mu.Unlock()
+	s.calls.Wait()
+	return nil
+}
+
+// call runs fn, an SDK call, on a goroutine that Close waits for, unless the
+// Source is closed.
+func (s *Source) call(fn func()) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return datasource.ErrClosed
+	}
+	s.calls.Go(fn)
+	return nil
+}
+
+func (s *Source) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Read gets the config. Empty content is a missing document: the SDK answers
+// "" both for a config that does not exist and (were it possible) for an
+// empty one. The revision of a present document is the md5 of its content.
+//
+// The SDK's GetConfig takes no context: Read returns when ctx is done, and
+// the call it left behind ends within the client's TimeoutMs.
+func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
+	type result struct {
+		content string
+		err     error
+	}
+	ch := make(chan result, 1)
+	err := s.call(func() {
+		content, err := s.cli.GetConfig(vo.ConfigParam{DataId: s.dataID, Group: s.group})
+		ch <- result{content, err}
+	})
+	if err != nil {
+		return datasource.Snapshot{}, err
+	}
+	select {
+	case <-ctx.Done():
+		return datasource.Snapshot{}, fmt.Errorf("nacos: get %s: %w", s.name(), ctx.Err())
+	case r := <-ch:
+		if r.err != nil {
+			return datasource.Snapshot{}, fmt.Errorf("nacos: get %s: %w", s.name(), r.err)
+		}
+		return snapshot(r.content), nil
+	}
+}
+
+// Write publishes data with compare-and-set: CasMd5 is expectRevision (the
+// md5 of the content last read), so the server stores data only if the
+// config still holds that content. For expectRevision "" (the document must
+// not exist) CasMd5 is the md5 of empty content, which no stored config has:
+// the publish creates a config that does not exist and fails on one that
+// does. A failed comparison stores nothing and returns an error wrapping
+// datasource.ErrConflict.
+//
+// Empty data cannot be published (Nacos has no empty config); it is an
+// error. Like Read, Write returns when ctx is done; the publish it left
+// behind may still complete.
+func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) (datasource.Snapshot, error) {
+	if len(data) == 0 {
+		return datasource.Snapshot{}, fmt.Errorf("nacos: publish %s: empty content cannot be stored (it reads as a deleted config)", s.name())
+	}
+	cas := expectRevision
+	if cas == "" {
+		cas = emptyMd5
+	}
+	content := string(data)
+	type result struct {
+		ok  bool
+		err error
+	}
+	ch := make(chan result, 1)
+	err := s.call(func() {
+		ok, err := s.cli.PublishConfig(vo.ConfigParam{
+			DataId:  s.dataID,
+			Group:   s.group,
+			Content: content,
+			Type:    s.typ,
+			CasMd5:  cas,
+		})
+		ch <- result{ok, err}
+	})
+	if err != nil {
+		return datasource.Snapshot{}, err
+	}
+	var r result
+	select {
+	case <-ctx.Done():
+		return datasource.Snapshot{}, fmt.Errorf("nacos: publish %s: %w", s.name(), ctx.Err())
+	case r = <-ch:
+	}
+	want := "absent"
+	if expectRevision != "" {
+		want = "at md5 " + expectRevision
+	}
+	switch {
+	case r.err != nil && isConflict(r.err):
+		return datasource.Snapshot{}, fmt.Errorf("nacos: publish %s: config is not %s: %w (server: %v)",
+			s.name(), want, datasource.ErrConflict, r.err)
+	case r.err != nil:
+		return datasource.Snapshot{}, fmt.Errorf("nacos: publish %s: %w", s.name(), r.err)
+	case !r.ok:
+		// The SDK answers (false, nil) only when it got no response at all.
+		return datasource.Snapshot{}, fmt.Errorf("nacos: publish %s: not published (no response)", s.name())
+	}
+	return snapshot(content), nil
+}
+
+// Watch listens to the config (ListenConfig) and calls changed, as a hint,
+// for every callback of the SDK, until ctx is done or the Source is closed;
+// then it cancels the listener (CancelListenConfig) and returns.
+//
+// The SDK registers a new listener with the server on its next listen pass
+// (every 5 s), so Watch reads the config once after that and calls changed
+// if it differs from from: a change made between the read of from and the
+// moment the listener was armed is not missed. While the server is away the
+// SDK reconnects by itself and listens again; a change it misses meanwhile
+// is caught by the Readable's reconcile read (see ReconcileInterval).
+func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed func(datasource.Snapshot)) error {
+	if s.isClosed() {
+		return datasource.ErrClosed
+	}
+	// Callbacks run on goroutines of the SDK: after Watch returns they must
+	// not reach changed.
+	var mu sync.Mutex
+	live := true
+	hint := func(content string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if live {
+			s.log.Debug("nacos listener callback", "config", s.name(), "md5", md5Hex(content))
+			changed(snapshot(content))
+		}
+	}
+	unsubscribe, err := subscribe(s.cli, s.dataID, s.group, hint)
+	if err != nil {
+		return fmt.Errorf("nacos: listen %s: %w", s.name(), err)
+	}
+	defer func() {
+		mu.Lock()
+		live = false
+		mu.Unlock()
+		if err := unsubscribe(); err != nil {
+			s.log.Debug("nacos cancel listen", "config", s.name(), "err", err)
+		}
+	}()
+	s.log.Debug("nacos watch", "config", s.name(), "from_md5", from.Revision, "from_missing", from.Missing)
+
+	armed := time.NewTimer(armDelay)
+	defer armed.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.closing:
+			return datasource.ErrClosed
+		case <-armed.C:
+			now, err := s.Read(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return fmt.Errorf("nacos: watch %s: read after listening: %w", s.name(), err)
+			}
+			if now.Missing != from.Missing || (!now.Missing && now.Revision != from.Revision) {
+				hint(string(now.Data))
+			}
+		}
+	}
+}
+
+func (s *Source) name() string { return s.group + "/" + s.dataID }
+
+// snapshot is what a read of content means: "" is a missing config.
+func snapshot(content string) datasource.Snapshot {
+	if content == "" {
+		return datasource.Snapshot{Missing: true}
+	}
+	return datasource.Snapshot{Data: []byte(content), Revision: md5Hex(content)}
+}
+
+func md5Hex(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// isConflict reports whether a failed publish was refused because the
+// content's md5 was not CasMd5. Nacos answers "publish cas config fail,server
+// md5 may have changed." (or a message with "cas"), PolarisMesh "data is
+// conflict, please try again"; the SDK passes only the message on.
+func isConflict(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "conflict") || strings.Contains(msg, "cas config") ||
+		strings.Contains(msg, "md5 may have changed")
+}
+
+// ---- one SDK listener per client and config ----
+
+// The SDK keeps one listener per config in a client: a second ListenConfig
+// for the same config keeps the first callback, and CancelListenConfig drops
+// it whoever registered it. Watches of one config on one client therefore
+// share one SDK listener, registered by the first and cancelled by the last.
+
+type listenKey struct {
+	cli           config_client.IConfigClient
+	dataID, group string
+}
+
+type listenEntry struct {
+	subs map[int]func(string)
+	next int
+}
+
+var (
+	listenMu sync.Mutex
+	listens  = map[listenKey]*listenEntry{}
+)
+
+var errNotComparable = errors.New("client type is not comparable")
+
+// subscribe adds fn to the callbacks of the config's SDK listener,
+// registering the listener first if fn is the first, and returns how to
+// remove it.
+func subscribe(cli config_client.IConfigClient, dataID, group string, fn func(content string)) (unsubscribe func() error, err error) {
+	if cli == nil {
+		return nil, errors.New("nil client")
+	}
+	if !reflect.TypeOf(cli).Comparable() {
+		return nil, fmt.Errorf("%w: %T", errNotComparable, cli)
+	}
+	key := listenKey{cli: cli, dataID: dataID, group: group}
+	listenMu.Lock()
+	defer listenMu.Unlock()
+	e, ok := listens[key]
+	if !ok {
+		e = &listenEntry{subs: map[int]func(string){}}
+		err := cli.ListenConfig(vo.ConfigParam{
+			DataId: dataID,
+			Group:  group,
+			OnChange: func(_, _, _, data string) {
+				listenMu.Lock()
+				fns := make([]func(string), 0, len(e.subs))
+				for _, f := range e.subs {
+					fns = append(fns, f)
+				}
+				listenMu.Unlock()
+				for _, f := range fns {
+					f(data)
+				}
+			},
+		})
+		if err != nil {
+			return nil, err
+		}
+		listens[key] = e
+	}
+	id := e.next
+	e.next++
+	e.subs[id] = fn
+	return func() error {
+		listenMu.Lock()
+		defer listenMu.Unlock()
+		delete(e.subs, id)
+		if len(e.subs) > 0 || listens[key] != e {
+			return nil
+		}
+		delete(listens, key)
+		return cli.CancelListenConfig(vo.ConfigParam{DataId: dataID, Group: group})
+	}, nil
+}
