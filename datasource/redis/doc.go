@@ -74,8 +74,13 @@
 // Java Sentinel's Redis datasource expects of its writers, so Java
 // services that share the channel apply the write too.
 //
-// With a cluster client, the key and the channel must be usable from the
-// key's node: PUBLISH in a cluster reaches subscribers on every node.
+// With a *redis.ClusterClient the transaction runs on the key's node, and
+// Redis Cluster forwards the PUBLISH to subscribers on every node. A
+// *redis.Ring shards Pub/Sub by channel name: give the key and the channel
+// one hash tag ("{order-service:prod}:flow" and
+// "{order-service:prod}:flow:changed") so they live on one shard. (The
+// tests run against a single server, plain, with ACL users, and with TLS;
+// not against a cluster or a ring.)
 //
 // # Errors
 //
