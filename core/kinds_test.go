@@ -265,7 +265,6 @@ type fakeCollector struct {
 	cpu     float64
 	cpuErr  error
 	calls   int
-	running bool
 }
 
 func (f *fakeCollector) Load1() (float64, error) {

@@ -7,6 +7,11 @@
 // "black") listed origins are blocked. As in Java, an entry that carries
 // no origin is not checked, and origins are matched exactly.
 //
+// [NewChecker] parses a rule's list once into a set, so a check is one map
+// lookup. Several rules of one resource must all admit the entry. Authority
+// rules are checked first, before system, hot-parameter, flow and breaker
+// rules, as in Java.
+//
 // # Zero values and Java defaults
 //
 // The zero Strategy is White, Java's default. A rule needs a resource and

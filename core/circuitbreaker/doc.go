@@ -19,8 +19,60 @@
 //     1.8 does not know this grade (it ignores such a rule); its number is
 //     outside Java's 0–2 on purpose.
 //
-// Whatever the grade, the breaker does not open while fewer than
+// Except for AvgRT, the breaker does not open while fewer than
 // MinRequestAmount calls were seen in the StatIntervalMs interval.
+//
+// # Breakers
+//
+// [New] builds the [Breaker] of a rule; package core makes one per rule and
+// keeps it across rule swaps while the rule is unchanged. A breaker takes no
+// lock: its state is one atomic word moved by compare-and-swap, and its
+// statistics are a stat.Window of StatIntervalMs with [SampleCount]
+// buckets. The engine calls [Breaker.TryPass] on Enter, after every other
+// check, and [Breaker.OnComplete] on Exit with the call's RT and whether it
+// failed (core.Entry.SetError, or the error of the function given to
+// core.Engine.Do). A call is slow when its RT is above Count; a failed call
+// is bad for the error grades, a slow one for SlowRequestRatio.
+//
+//   - CLOSED: every call passes. After each completion, if the interval
+//     holds at least MinRequestAmount calls and the measure is above the
+//     threshold (or the slow ratio is exactly 1.0 with a threshold of 1.0),
+//     the breaker opens.
+//   - OPEN: calls are blocked until TimeWindow seconds have passed; then the
+//     first call moves the breaker to HALF_OPEN and passes as the probe.
+//   - HALF_OPEN: other calls are blocked. When the probe completes, a good
+//     probe closes the breaker and starts its statistics over; a bad probe
+//     opens it for another TimeWindow. A probe that a check after the
+//     breaker blocks (another breaker of the resource) never ran: the
+//     breaker returns to OPEN without a new wait, so the next call probes.
+//
+// Listeners get every transition as a [StateChange]: from, to, the value
+// that triggered it, the rule (core.Engine.OnBreakerStateChange).
+//
+// # AvgRT
+//
+// The pre-1.8 strategy reads the resource's own statistics rather than a
+// window of its own: the average RT of the resource's second window (RT sum
+// over completions, 0 when nothing completed), each RT capped by the
+// engine's maximum (core.WithMaxRT, 4900 ms by default). Below Count, the
+// call passes and the counter resets; otherwise the counter counts the call,
+// which passes while the counter is below RTSlowRequestAmount; when it
+// reaches it, the call is blocked and the breaker stays OPEN for
+// TimeWindow seconds, after which the counter resets and the check starts
+// over (OPEN → CLOSED, no probe). MinRequestAmount and StatIntervalMs do not
+// apply to it.
+//
+// # Differences from Java
+//
+//   - Only the probe decides a HALF_OPEN breaker. Java lets any completion
+//     decide, including a call admitted before the breaker opened that
+//     finishes late, which can close a breaker that no probe tested.
+//   - The window slides: two buckets of half the interval when
+//     StatIntervalMs is even (Java: one bucket, so its counts drop to zero
+//     at each interval's end).
+//   - A probe that never exits keeps the breaker HALF_OPEN, as in Java:
+//     always Exit an Entry.
+//   - LimitApp is kept but ignored, as in Java 1.8.
 //
 // # Zero values and Java defaults
 //

@@ -13,6 +13,55 @@
 // (RateLimiter, 2, "rateLimiter"; up to MaxQueueingTimeMs of waiting).
 // An entry whose argument is missing or nil passes.
 //
+// # Limiters
+//
+// [NewLimiter] builds the [Limiter] of a rule; package core makes one per
+// rule and keeps it (with its per-value state) across rule swaps while the
+// rule is unchanged. Per value:
+//
+//   - Reject (QPS): Java's token bucket. A value starts with Count +
+//     BurstCount tokens (or its item's count + BurstCount); an entry takes
+//     its count of tokens or is blocked. Tokens come back in proportion to
+//     the time passed (Count per DurationInSec), but only once a whole
+//     DurationInSec has passed since the last refill, and never above
+//     Count + BurstCount.
+//   - RateLimiter (QPS): entries are spaced DurationInSec / Count apart
+//     (times their count); an entry waits for its turn unless it is more
+//     than MaxQueueingTimeMs away, and is then blocked. Java records the
+//     arrival time instead of the entry's turn and never waits, so its
+//     queued entries run at once, in a burst: here they are paced.
+//   - GradeThread: an entry is blocked when the value already has its
+//     threshold of entries in flight.
+//
+// A threshold of 0 blocks the value. Thresholds are integers: Count is
+// truncated, as Java does.
+//
+// # Values
+//
+// The value is the argument at ParamIdx (negative counts from the end;
+// -1 is the last). A missing or nil argument passes. A slice or array
+// argument is checked element by element (Java's collections and arrays).
+// Each distinct Go value (by ==, so int 5 and int64 5 are two values) has
+// its own state. Item thresholds match by class type: any Go integer type
+// matches int, long, short and byte items by numeric value (a rune, which
+// is an int32, also matches char items); float32 and float64 match double
+// and float items; bool matches boolean; string matches String.
+//
+// A rule keeps state for at most [Capacity] values: min(4000 ×
+// DurationInSec, 200,000), Java's. Past it, a value not used recently is
+// forgotten (and comes back with a full budget). The cache is a CLOCK
+// approximation of LRU: a hit sets a flag without locking, and a new value,
+// under a mutex, evicts the first value the sweeping hand finds unused since
+// its last pass (skipping values with entries in flight). Exact LRU would
+// need a lock on every hit.
+//
+// # Differences from Java
+//
+//   - LimitApp is kept but ignored, as in Java.
+//   - Java mutates a rule's paramIdx when it resolves a negative index
+//     against the first call's arguments; here it is resolved per call.
+//   - The rate limiter paces (see above).
+//
 // # Zero values and Java defaults
 //
 // Fields hold Java's values and Java's zero values: GradeThread is 0 and a

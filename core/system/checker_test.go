@@ -104,10 +104,10 @@ func TestBBR(t *testing.T) {
 }
 
 func TestParseCgroupFiles(t *testing.T) {
-	c, ok, err := ParseCPUMax("max 100000\n")
+	_, ok, err := ParseCPUMax("max 100000\n")
 	require.NoError(t, err)
 	assert.False(t, ok)
-	c, ok, err = ParseCPUMax("150000 100000\n")
+	c, ok, err := ParseCPUMax("150000 100000\n")
 	require.NoError(t, err)
 	assert.True(t, ok)
 	assert.Equal(t, 1.5, c)

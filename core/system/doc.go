@@ -22,4 +22,34 @@
 // ([Unset]). Documents that leave a field out get -1 from the converter.
 // Java's inherited resource and limitApp fields are accepted in documents
 // and ignored.
+//
+// # Checking
+//
+// [Combine] merges the rules in force into one [Limits]: for each
+// threshold, the smallest value any rule sets (Java loads rules one by one
+// and keeps the minimum; here the combination is swapped in whole).
+// [Limits.Check] runs the checks in Java's order: qps (inbound pass QPS
+// plus the entry's count above the threshold), thread (inbound entries in
+// flight above maxThread, the entry itself not counted), avgRt, load, cpu.
+// The load check is BBR's: above highestSystemLoad an entry is blocked only
+// when more than one call is in flight and more are in flight than
+// maxSuccessQps × minRt / 1000 (see [BBR]), so a loaded machine still
+// admits what the service has shown it can complete. With no completion in
+// the window, minRt is the engine's maximum RT and maxSuccessQps 0: under
+// high load, a second concurrent call is blocked until calls complete.
+//
+// # Collectors
+//
+// Load and CPU usage come from a [Collector], which the engine samples once
+// a second from a goroutine of its own, started only while a rule with
+// highestSystemLoad or highestCpuUsage is in force, stopped when no such
+// rule remains and by core.Engine.Close (which waits for it). The first
+// sample is taken before the rules go live. [ProcCollector], the default,
+// reads /proc/loadavg, /proc/stat, /proc/self/stat and the process's cgroup
+// (v2 cpu.max and cpu.stat, or v1 cpu.cfs_quota_us, cpu.cfs_period_us and
+// cpuacct.usage), so that in a container CPU usage is measured against the
+// container's limit. A metric that cannot be read (another OS, a missing
+// file) disables its check until it can be read again, and the engine logs
+// the failure once; it never blocks traffic. core.WithSystemCollector
+// injects another collector (tests use fixed values).
 package system

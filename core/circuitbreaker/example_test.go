@@ -1,0 +1,62 @@
+package circuitbreaker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+)
+
+// An error-count breaker: more than 2 failed calls in a second open it
+// for 10 seconds.
+func Example() {
+	e := core.NewEngine()
+	defer e.Close()
+	e.OnBreakerStateChange(func(c circuitbreaker.StateChange) {
+		fmt.Printf("%s: %s -> %s (%g errors)\n", c.Rule.Resource, c.From, c.To, c.Value)
+	})
+	err := e.CircuitBreaker().Load([]circuitbreaker.Rule{{
+		Resource:         "inventory",
+		Grade:            circuitbreaker.ErrorCount,
+		Count:            2,
+		TimeWindow:       10,
+		MinRequestAmount: 1,
+		StatIntervalMs:   1000,
+	}})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	unavailable := errors.New("inventory unavailable")
+	for range 4 {
+		err := e.Do(ctx, "inventory", func(context.Context) error { return unavailable })
+		fmt.Println(err)
+	}
+	// Output:
+	// inventory unavailable
+	// inventory unavailable
+	// inventory: CLOSED -> OPEN (3 errors)
+	// inventory unavailable
+	// core: inventory blocked by circuit breaker errorCount 2 timeWindow=10s (breaker OPEN)
+}
+
+// The breaker itself, driven by hand: time is in milliseconds.
+func ExampleBreaker() {
+	b := circuitbreaker.New(circuitbreaker.Rule{
+		Resource: "r", Grade: circuitbreaker.SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.5,
+		TimeWindow: 5, MinRequestAmount: 2, StatIntervalMs: 1000,
+	}, circuitbreaker.Options{})
+	b.OnComplete(0, 250, false, false) // slow
+	b.OnComplete(1, 300, false, false) // slow: 2 of 2
+	fmt.Println(b.State())
+	pass, probe := b.TryPass(5_001, nil)
+	fmt.Println(pass, probe, b.State())
+	b.OnComplete(5_020, 19, false, true) // a fast probe
+	fmt.Println(b.State())
+	// Output:
+	// OPEN
+	// true true HALF_OPEN
+	// CLOSED
+}

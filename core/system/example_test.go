@@ -1,0 +1,51 @@
+package system_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/system"
+)
+
+// busyMachine is a Collector with fixed readings.
+type busyMachine struct{}
+
+func (busyMachine) Load1() (float64, error)    { return 0, errors.New("no load average here") }
+func (busyMachine) CPUUsage() (float64, error) { return 0.95, nil }
+
+// A CPU-usage rule blocks inbound entries while the CPU is busier than
+// 80 %; outbound entries are not checked.
+func Example() {
+	e := core.NewEngine(core.WithSystemCollector(busyMachine{}))
+	defer e.Close() // stops the collector goroutine
+	err := e.System().Load([]system.Rule{{
+		HighestSystemLoad: system.Unset,
+		HighestCPUUsage:   0.8,
+		QPS:               system.Unset,
+		AvgRT:             system.Unset,
+		MaxThread:         system.Unset,
+	}})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	_, err = e.Enter(ctx, "GET /orders", core.Inbound())
+	fmt.Println(err)
+	en, err := e.Enter(ctx, "call payments")
+	fmt.Println(err)
+	en.Exit()
+	// Output:
+	// core: GET /orders blocked by system rule cpu=0.8 (cpu usage above 0.8)
+	// <nil>
+}
+
+// Several rules combine by the minimum of each threshold.
+func ExampleCombine() {
+	a := system.Rule{HighestSystemLoad: 8, HighestCPUUsage: system.Unset, QPS: 1000, AvgRT: system.Unset, MaxThread: system.Unset}
+	b := system.Rule{HighestSystemLoad: system.Unset, HighestCPUUsage: 0.9, QPS: 300, AvgRT: system.Unset, MaxThread: system.Unset}
+	l := system.Combine([]system.Rule{a, b})
+	fmt.Println(l.HighestSystemLoad, l.HighestCPUUsage, l.QPS, l.MaxThread)
+	// Output: 8 0.9 300 -1
+}
