@@ -260,11 +260,11 @@ func TestAvgRTThroughEngine(t *testing.T) {
 }
 
 type fakeCollector struct {
-	mu      sync.Mutex
-	load    float64
-	cpu     float64
-	cpuErr  error
-	calls   int
+	mu     sync.Mutex
+	load   float64
+	cpu    float64
+	cpuErr error
+	calls  int
 }
 
 func (f *fakeCollector) Load1() (float64, error) {
