@@ -17,7 +17,7 @@ import (
 )
 
 // StartRedis starts a Redis server for t, running until t's cleanup, and returns when it
-// answers PING. It runs with --save ” --appendonly yes --appendfsync always, so what a
+// answers PING. It runs with --save "" --appendonly yes --appendfsync always, so what a
 // client wrote survives Stop and Start. Options: WithTLS (the server then accepts TLS only,
 // with client certificates), WithRedisArgs.
 //
