@@ -91,13 +91,12 @@ func describeRule(k BlockKind, rule any) string {
 // EntryOption qualifies one entry. Options are small values, not closures,
 // so passing them costs no allocation.
 type EntryOption struct {
-	kind   entryOptKind
-	s      string
-	n      int
-	args   []any
-	argv   [inlineArgs]any // WithArgs with up to inlineArgs values
-	argc   int8
-	toggle bool
+	kind entryOptKind
+	s    string
+	n    int
+	args []any
+	argv [inlineArgs]any // WithArgs with up to inlineArgs values
+	argc int8
 }
 
 // inlineArgs is how many WithArgs values an EntryOption holds inline.
