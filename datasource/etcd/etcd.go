@@ -184,9 +184,6 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 			}
 			return fmt.Errorf("etcd: watch %s: %w", s.key, err)
 		}
-		if resp.Canceled {
-			return fmt.Errorf("etcd: watch %s: canceled by the server", s.key)
-		}
 		for _, ev := range resp.Events {
 			var snap datasource.Snapshot
 			if ev.Type == clientv3.EventTypeDelete {
