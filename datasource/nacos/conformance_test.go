@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/bulwark-go/bulwark/datasource"
@@ -14,19 +15,28 @@ import (
 	"github.com/bulwark-go/bulwark/integration"
 )
 
-// sdkGoroutines are goroutines the nacos SDK starts and that outlive a
-// Source: the listener callbacks it starts per change, its listen loop's
-// self-notification, and the gRPC machinery of its clients.
+// sdkGoroutines are goroutines that outlive a Source: the nacos SDK's
+// (its listen loop's self-notification, its rpc clients' event and health
+// loops, the server-push stream, lumberjack's log rotation), gRPC's, and the
+// byte copiers of the test's cutter proxy and of the harness' namespace
+// forwarder, for the connections the SDK keeps.
 var sdkGoroutines = []goleak.Option{
-	goleak.IgnoreTopFunction("github.com/nacos-group/nacos-sdk-go/v2/clients/config_client.(*ConfigClient).asyncNotifyListenConfig.func1"),
+	goleak.IgnoreAnyFunction("github.com/nacos-group/nacos-sdk-go/v2/clients/config_client.(*ConfigClient).asyncNotifyListenConfig.func1"),
+	goleak.IgnoreAnyFunction("github.com/nacos-group/nacos-sdk-go/v2/clients/config_client.(*ConfigClient).startInternal.func1"),
 	goleak.IgnoreAnyFunction("github.com/nacos-group/nacos-sdk-go/v2/common/remote/rpc.(*RpcClient).Start.func1"),
 	goleak.IgnoreAnyFunction("github.com/nacos-group/nacos-sdk-go/v2/common/remote/rpc.(*RpcClient).Start.func2"),
-	goleak.IgnoreAnyFunction("github.com/nacos-group/nacos-sdk-go/v2/common/remote/rpc.(*GrpcClient).bindRequestStream.func1"),
+	goleak.IgnoreAnyFunction("github.com/nacos-group/nacos-sdk-go/v2/common/remote/rpc.(*GrpcClient).bindBiRequestStream.func1"),
+	goleak.IgnoreAnyFunction("gopkg.in/natefinch/lumberjack%2ev2.(*Logger).millRun"),
+	goleak.IgnoreAnyFunction("google.golang.org/grpc.newClientStreamWithParams.func4"),
 	goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
 	goleak.IgnoreAnyFunction("google.golang.org/grpc.(*addrConn).resetTransportAndUnlock"),
 	goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/transport.(*http2Client).keepalive"),
 	goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/transport.(*controlBuffer).get"),
 	goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/transport.(*http2Client).reader"),
+	goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/transport.newHTTP2Client.func6"),
+	goleak.IgnoreAnyFunction("github.com/bulwark-go/bulwark/datasource/nacos_test.(*cutter).accept.func1"),
+	goleak.IgnoreAnyFunction("github.com/bulwark-go/bulwark/integration.(*nacosFwd).pipe"),
+	goleak.IgnoreAnyFunction("github.com/bulwark-go/bulwark/integration.(*nacosFwd).pipe.func1"),
 }
 
 // readOnly hides the Sink of a Source (for servers that cannot compare and set).
@@ -43,11 +53,13 @@ var _ datasource.Watcher = readOnly{}
 func TestConformance(t *testing.T) {
 	srv := integration.StartNacos(t)
 	t.Logf("nacos server at %s (%s mode)", srv.Addr(), srv.Mode())
-	other := newClient(t, srv.Addr(), "")
 	cas, why := serverHonoursCAS(t, srv)
 	if !cas {
 		t.Logf("THE SERVER DOES NOT HONOUR CasMd5 (%s): the Sink cases of the suite are skipped "+
 			"(they are not passes); TestWriteCAS checks what can be checked", why)
+	}
+	if raceEnabled {
+		t.Logf("ReconnectResync is skipped under the race detector (no fault hook): %s", sdkReconnectRace)
 	}
 	n := 0
 	datasourcetest.Run(t, datasourcetest.Harness{
@@ -59,18 +71,25 @@ func TestConformance(t *testing.T) {
 			const group = "SENTINEL_GROUP"
 			cut := newCutter(t, srv.Addr())
 			src := nacos.New(newClient(t, cut.Addr(), ""), dataID, group)
-			w := writer{cli: other, dataID: dataID, group: group}
+			w := newWriter(t, srv.Addr(), "", dataID, group)
+			// Connect now, so that the goroutines of the connection are
+			// there before the leak check takes its baseline.
+			_, err := src.Read(testCtx(t))
+			require.NoError(t, err)
 			disconnect, reconnect := cut.fault(src)
 			var s datasource.Source = src
 			if !cas {
 				s = readOnly{src}
 			}
-			return datasourcetest.Backend{
+			b := datasourcetest.Backend{
 				Source: s,
 				Put:    func(ctx context.Context, b []byte) error { return w.put(ctx, string(b)) },
 				Delete: func(ctx context.Context) error { return w.del(ctx) },
-				Fault:  &datasourcetest.Fault{Disconnect: disconnect, Reconnect: reconnect},
 			}
+			if !raceEnabled {
+				b.Fault = &datasourcetest.Fault{Disconnect: disconnect, Reconnect: reconnect}
+			}
+			return b
 		},
 	})
 }

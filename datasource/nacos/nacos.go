@@ -156,6 +156,36 @@ func (s *Source) isClosed() bool {
 // The SDK's GetConfig takes no context: Read returns when ctx is done, and
 // the call it left behind ends within the client's TimeoutMs.
 func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
+	for attempt := 1; ; attempt++ {
+		content, err := s.get(ctx)
+		if err == nil {
+			return snapshot(content), nil
+		}
+		// The SDK allows 5 GetConfig calls a second per config, for the whole
+		// process, and refuses more without asking the server: wait for the
+		// next token rather than report the server as failing.
+		if attempt >= limitedAttempts || !isLimited(err) || ctx.Err() != nil {
+			return datasource.Snapshot{}, fmt.Errorf("nacos: get %s: %w", s.name(), err)
+		}
+		t := time.NewTimer(limitedWait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return datasource.Snapshot{}, fmt.Errorf("nacos: get %s: %w", s.name(), ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// The SDK's own limit on GetConfig: how many times Read tries, and how long
+// it waits between tries (a token comes every 200 ms).
+const (
+	limitedAttempts = 5
+	limitedWait     = 250 * time.Millisecond
+)
+
+// get calls GetConfig, returning early when ctx is done.
+func (s *Source) get(ctx context.Context) (string, error) {
 	type result struct {
 		content string
 		err     error
@@ -166,18 +196,17 @@ func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 		ch <- result{content, err}
 	})
 	if err != nil {
-		return datasource.Snapshot{}, err
+		return "", err
 	}
 	select {
 	case <-ctx.Done():
-		return datasource.Snapshot{}, fmt.Errorf("nacos: get %s: %w", s.name(), ctx.Err())
+		return "", ctx.Err()
 	case r := <-ch:
-		if r.err != nil {
-			return datasource.Snapshot{}, fmt.Errorf("nacos: get %s: %w", s.name(), r.err)
-		}
-		return snapshot(r.content), nil
+		return r.content, r.err
 	}
 }
+
+func isLimited(err error) bool { return strings.Contains(err.Error(), "is limited") }
 
 // Write publishes data with compare-and-set: CasMd5 is expectRevision (the
 // md5 of the content last read), so the server stores data only if the

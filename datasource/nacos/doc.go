@@ -1,0 +1,74 @@
+// Package nacos is the Nacos datasource: a rule document stored as one Nacos
+// config (a dataId in a group), read, watched and written through a
+// config_client.IConfigClient (github.com/nacos-group/nacos-sdk-go/v2) that
+// the caller configures and owns. It reads and writes the same dataId as
+// Sentinel's Java NacosDataSource and Spring Cloud Alibaba, so Go and Java
+// services can share their rules. [New] returns a [Source] that is a
+// datasource.Source, a datasource.Watcher and a datasource.Sink; retries,
+// resync, dedupe, the cache and Status live in package datasource.
+//
+//	cli, err := clients.NewConfigClient(vo.NacosClientParam{ClientConfig: cc, ServerConfigs: servers})
+//	if err != nil { ... }
+//	defer cli.CloseClient()
+//	src := nacos.New(cli, "order-service-flow-rules", "SENTINEL_GROUP")
+//	ds := datasource.NewReadable(src, converter.FlowRules(),
+//		datasource.WithReconcileInterval(nacos.ReconcileInterval))
+//	core.Default().Flow().Register(ds.Property())
+//	if err := ds.Start(ctx); err != nil { /* no rules yet: Nacos down and no cache */ }
+//	defer ds.Close()
+//
+// Server addresses, the namespace, authentication, TLS, timeouts and the
+// SDK's log and cache directories all come from the client; Close does not
+// close it. Set constant.WithDisableUseSnapShot(true) on the client so that a
+// read during an outage fails (and the rules in force stay) instead of
+// answering from the SDK's local snapshot, and keep a last-good copy with
+// datasource.WithCacheDir instead.
+//
+// Reading: GetConfig. Empty content is a missing document (the rules are
+// cleared, or kept with datasource.WithKeepOnMissing): the SDK answers "" for
+// a config that does not exist, and Nacos stores no empty config. The
+// revision is the md5 of the content in hex, what Nacos itself computes and
+// compares. The SDK allows 5 GetConfig calls a second per config in a
+// process; Read waits (up to about a second) rather than fail when it says
+// "limited".
+//
+// Watching: ListenConfig. Its callbacks are hints for the Readable to read
+// again (an empty callback sometimes comes before the new content: it is
+// only a hint). The SDK keeps one listener per config and client, so Sources
+// watching the same config on one client share one listener; do not listen
+// to that config on that client yourself. The SDK registers a listener with
+// the server on its next pass (every 5 s), so Watch reads once after that
+// and reports a change made before the listener was armed. Watch ends, and
+// cancels the listener (CancelListenConfig, once the last Source sharing it
+// is done), when its context ends or the Source is closed. While the server
+// is unreachable the SDK reconnects by itself and listens again; it is known
+// to lose a subscription across a reconnect now and then, so use a reconcile
+// interval shorter than the framework's default: [ReconcileInterval] (10 s).
+//
+// Writing: PublishConfig with CasMd5 set to the expected revision (the md5
+// of the content last read): the server stores the document only if the
+// config still holds that content, and a concurrent edit (by another
+// service, the dashboard, the console) makes Write fail with an error
+// wrapping datasource.ErrConflict. For the expected revision "" (the
+// document must not exist) CasMd5 is the md5 of empty content, which no
+// stored config has: the publish creates a missing config and fails on an
+// existing one. The SDK reports a refused CAS as an error carrying the
+// server's message (not as false); Write recognises Nacos' and PolarisMesh's
+// messages. The snapshot returned carries the md5 of the new content. The
+// config type sent with the publish is "json" unless [WithType] says
+// otherwise. Empty data cannot be written (it would read as deleted).
+//
+// Note for PolarisMesh (a Go server speaking the Nacos protocol, used by
+// this module's integration tests): v1.18.1 drops CasMd5 when it converts a
+// publish request, so it refuses every compare-and-set update of an
+// existing config as a conflict (creating works). Against it, Writable.Write
+// and Update fail with ErrConflict once the document exists; real Nacos
+// compares CasMd5 as described above.
+//
+// Errors are "nacos: <operation> <group>/<dataId>: ..." and wrap the cause
+// (the SDK's error, a context error, datasource.ErrConflict, ErrClosed).
+//
+// Run the tests against a real server with the integration package
+// (integration.StartNacos): BULWARK_IT_MODE=local (PolarisMesh in a private
+// network namespace) or docker.
+package nacos

@@ -1,0 +1,256 @@
+package nacos_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nacos-group/nacos-sdk-go/v2/clients/config_client"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/nacos"
+	"github.com/bulwark-go/bulwark/integration"
+)
+
+func uniqueID(prefix string) string { return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()) }
+
+// TestNamespacesAndGroups: the same dataId in two namespaces, and in two
+// groups of one namespace, are four independent documents.
+func TestNamespacesAndGroups(t *testing.T) {
+	srv := integration.StartNacos(t)
+	ctx := testCtx(t)
+	dataID := uniqueID("order-service-flow-rules")
+	type place struct{ ns, group string }
+	places := []place{{"bulwark-a", "SENTINEL_GROUP"}, {"bulwark-b", "SENTINEL_GROUP"}, {"bulwark-a", "OTHER_GROUP"}, {"", "SENTINEL_GROUP"}}
+	rigs := make([]*rig, len(places))
+	writers := make([]writer, len(places))
+	clients := map[string]config_client.IConfigClient{}
+	for i, p := range places {
+		if clients[p.ns] == nil {
+			clients[p.ns] = newClient(t, srv.Addr(), p.ns)
+		}
+		writers[i] = newWriter(t, srv.Addr(), p.ns, dataID, p.group)
+		rigs[i] = newRig(t, nacos.New(clients[p.ns], dataID, p.group))
+	}
+	for i := range places {
+		require.NoError(t, writers[i].put(ctx, flowDoc("GET /orders", 10+i)))
+	}
+	for i, p := range places {
+		rigs[i].waitCount(t, "GET /orders", float64(10+i))
+		t.Logf("namespace %q group %s: count %v", p.ns, p.group, rigs[i].count("GET /orders"))
+	}
+	// A delete in one place leaves the others.
+	require.NoError(t, writers[0].del(ctx))
+	require.Eventually(t, func() bool { return len(rigs[0].engine.Flow().Rules()) == 0 }, 40*time.Second, 5*time.Millisecond)
+	for i := 1; i < len(places); i++ {
+		assert.Equal(t, float64(10+i), rigs[i].count("GET /orders"), "place %d", i)
+	}
+}
+
+// TestSharedListener: two Readables over one client and one config (the SDK
+// keeps a single listener per config and client) both follow pushes, and
+// closing one leaves the other's push working.
+func TestSharedListener(t *testing.T) {
+	srv := integration.StartNacos(t)
+	ctx := testCtx(t)
+	dataID := uniqueID("bulwark-shared")
+	const group = "SENTINEL_GROUP"
+	w := newWriter(t, srv.Addr(), "", dataID, group)
+	require.NoError(t, w.put(ctx, flowDoc("r", 1)))
+	cli := newClient(t, srv.Addr(), "")
+	// Pushes only: no reconcile.
+	a := newRig(t, nacos.New(cli, dataID, group), datasource.WithReconcileInterval(0))
+	b := newRig(t, nacos.New(cli, dataID, group), datasource.WithReconcileInterval(0))
+	for _, r := range []*rig{a, b} {
+		require.Eventually(t, func() bool { return r.ds.Status().Watching }, 10*time.Second, 5*time.Millisecond)
+	}
+	require.NoError(t, w.put(ctx, flowDoc("r", 2)))
+	a.waitCount(t, "r", 2)
+	b.waitCount(t, "r", 2)
+	require.NoError(t, a.ds.Close())
+	require.NoError(t, w.put(ctx, flowDoc("r", 3)))
+	b.waitCount(t, "r", 3)
+	assert.Equal(t, float64(2), a.count("r"), "a closed Readable applies nothing")
+}
+
+// TestServerRestart: the server is killed and started again while a
+// Readable runs; a document published after the restart is applied.
+func TestServerRestart(t *testing.T) {
+	if raceEnabled {
+		t.Skip(sdkReconnectRace)
+	}
+	srv := integration.StartNacos(t)
+	ctx := testCtx(t)
+	dataID := uniqueID("bulwark-restart")
+	const group = "SENTINEL_GROUP"
+	w := newWriter(t, srv.Addr(), "", dataID, group)
+	require.NoError(t, w.put(ctx, flowDoc("GET /orders", 5)))
+	time.Sleep(time.Second) // let the write reach the store, not just the server's cache
+	r := newRig(t, nacos.New(newClient(t, srv.Addr(), ""), dataID, group))
+	r.waitCount(t, "GET /orders", 5)
+
+	require.NoError(t, srv.Stop(ctx))
+	// While the server is away the rules stay; a reconcile read fails and Status says so.
+	require.Eventually(t, func() bool { return r.ds.Status().Err != nil }, 30*time.Second, 10*time.Millisecond,
+		"a read error while the server is down")
+	assert.Equal(t, float64(5), r.count("GET /orders"), "an unreachable source never changes the rules")
+	t.Logf("status while down: %v", r.ds.Status().Err)
+
+	start := time.Now()
+	require.NoError(t, srv.Start(ctx))
+	require.NoError(t, w.put(ctx, flowDoc("GET /orders", 6)))
+	r.waitCount(t, "GET /orders", 6)
+	t.Logf("new document applied %v after Start returned", time.Since(start).Round(time.Millisecond))
+	require.Eventually(t, func() bool { st := r.ds.Status(); return st.Err == nil && st.Failures == 0 }, 30*time.Second, 10*time.Millisecond)
+	// And pushes work again.
+	require.NoError(t, w.put(ctx, flowDoc("GET /orders", 7)))
+	r.waitCount(t, "GET /orders", 7)
+}
+
+// TestJavaDocument: a document as Sentinel's dashboard (a Java client)
+// publishes it, with its entity fields, is applied to a real engine and
+// limits traffic.
+func TestJavaDocument(t *testing.T) {
+	srv := integration.StartNacos(t)
+	ctx := testCtx(t)
+	dataID := uniqueID("order-service-flow-rules")
+	const group = "SENTINEL_GROUP"
+	doc := `[{"id":3,"app":"order-service","ip":"10.0.0.7","port":8719,"gmtCreate":1732870000000,"gmtModified":1732870000000,` +
+		`"resource":"GET /orders","limitApp":"default","grade":1,"count":20,"strategy":0,"controlBehavior":0,"clusterMode":false}]`
+	w := newWriter(t, srv.Addr(), "", dataID, group)
+	r := newRig(t, nacos.New(newClient(t, srv.Addr(), ""), dataID, group))
+	assert.Empty(t, r.engine.Flow().Rules())
+	require.NoError(t, w.put(ctx, doc))
+	r.waitCount(t, "GET /orders", 20)
+	rules := r.engine.Flow().Rules()
+	require.Len(t, rules, 1)
+	assert.Equal(t, "default", rules[0].LimitApp)
+	assert.Equal(t, flow.GradeQPS, rules[0].Grade)
+	assert.Equal(t, md5Hex(doc), r.ds.Status().Revision, "the revision is Nacos' md5 of the content")
+
+	passed, blocked := 0, 0
+	for range 40 {
+		err := r.engine.Do(ctx, "GET /orders", func(context.Context) error { return nil })
+		switch {
+		case err == nil:
+			passed++
+		case errors.Is(err, core.ErrBlocked):
+			blocked++
+		default:
+			t.Fatal(err)
+		}
+	}
+	t.Logf("40 calls at once: %d passed, %d blocked", passed, blocked)
+	assert.LessOrEqual(t, passed, 21, "a 20 QPS rule lets about 20 of 40 immediate calls pass")
+	assert.Positive(t, blocked)
+}
+
+// TestWriteCAS: compare-and-set through the Sink. Stale revisions and
+// creating over an existing config fail with ErrConflict and store nothing;
+// of two concurrent creators one wins. On a server that honours CasMd5 (real
+// Nacos), an update at the current md5 succeeds and of two concurrent
+// updaters one wins.
+func TestWriteCAS(t *testing.T) {
+	srv := integration.StartNacos(t)
+	ctx := testCtx(t)
+	const group = "SENTINEL_GROUP"
+	cli := newClient(t, srv.Addr(), "")
+
+	t.Run("CreateOnlyIfAbsent", func(t *testing.T) {
+		dataID := uniqueID("bulwark-cas-create")
+		src := nacos.New(cli, dataID, group)
+		snap, err := src.Write(ctx, []byte(flowDoc("a", 1)), "")
+		require.NoError(t, err)
+		assert.Equal(t, md5Hex(flowDoc("a", 1)), snap.Revision)
+		w := newWriter(t, srv.Addr(), "", dataID, group)
+		require.NoError(t, w.await(ctx, flowDoc("a", 1)))
+		_, err = src.Write(ctx, []byte(flowDoc("a", 2)), "")
+		require.ErrorIs(t, err, datasource.ErrConflict)
+		t.Logf("create over an existing config: %v", err)
+		time.Sleep(1500 * time.Millisecond)
+		got, err := src.Read(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, flowDoc("a", 1), string(got.Data), "nothing stored")
+	})
+
+	t.Run("TwoCreatorsOneWins", func(t *testing.T) {
+		dataID := uniqueID("bulwark-cas-race")
+		errs := twoWriters(t, srv, dataID, group, "")
+		requireOneWinner(t, errs)
+	})
+
+	t.Run("StaleRevisionConflicts", func(t *testing.T) {
+		dataID := uniqueID("bulwark-cas-stale")
+		w := newWriter(t, srv.Addr(), "", dataID, group)
+		require.NoError(t, w.put(ctx, flowDoc("a", 1)))
+		src := nacos.New(cli, dataID, group)
+		_, err := src.Write(ctx, []byte(flowDoc("a", 3)), md5Hex(flowDoc("a", 0)))
+		require.ErrorIs(t, err, datasource.ErrConflict)
+		t.Logf("stale revision: %v", err)
+	})
+
+	cas, why := serverHonoursCAS(t, srv)
+	t.Run("UpdateAtCurrentRevision", func(t *testing.T) {
+		if !cas {
+			t.Skipf("the server does not honour CasMd5: %s (PolarisMesh v1.18.1 drops it; real Nacos compares it)", why)
+		}
+		dataID := uniqueID("bulwark-cas-update")
+		w := newWriter(t, srv.Addr(), "", dataID, group)
+		require.NoError(t, w.put(ctx, flowDoc("a", 1)))
+		src := nacos.New(cli, dataID, group)
+		cur, err := src.Read(ctx)
+		require.NoError(t, err)
+		snap, err := src.Write(ctx, []byte(flowDoc("a", 2)), cur.Revision)
+		require.NoError(t, err)
+		assert.Equal(t, md5Hex(flowDoc("a", 2)), snap.Revision)
+		require.NoError(t, w.await(ctx, flowDoc("a", 2)))
+	})
+	t.Run("TwoUpdatersOneWins", func(t *testing.T) {
+		if !cas {
+			t.Skipf("the server does not honour CasMd5: %s", why)
+		}
+		dataID := uniqueID("bulwark-cas-race-update")
+		w := newWriter(t, srv.Addr(), "", dataID, group)
+		require.NoError(t, w.put(ctx, flowDoc("a", 1)))
+		requireOneWinner(t, twoWriters(t, srv, dataID, group, md5Hex(flowDoc("a", 1))))
+	})
+}
+
+// twoWriters writes two documents at once, through Sources on two
+// clients, both expecting the revision expect.
+func twoWriters(t *testing.T, srv *integration.Server, dataID, group, expect string) []error {
+	t.Helper()
+	ctx := testCtx(t)
+	srcs := []*nacos.Source{
+		nacos.New(newClient(t, srv.Addr(), ""), dataID, group),
+		nacos.New(newClient(t, srv.Addr(), ""), dataID, group),
+	}
+	errs := make([]error, len(srcs))
+	var wg sync.WaitGroup
+	for i, src := range srcs {
+		wg.Go(func() { _, errs[i] = src.Write(ctx, []byte(flowDoc("writer", i)), expect) })
+	}
+	wg.Wait()
+	return errs
+}
+
+func requireOneWinner(t *testing.T, errs []error) {
+	t.Helper()
+	wins := 0
+	for _, err := range errs {
+		if err == nil {
+			wins++
+			continue
+		}
+		require.ErrorIs(t, err, datasource.ErrConflict)
+		t.Logf("loser: %v", err)
+	}
+	require.Equal(t, 1, wins, "exactly one writer wins: %v", errs)
+}

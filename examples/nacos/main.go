@@ -1,0 +1,164 @@
+// Command nacos follows flow rules kept in Nacos, in the dataId and group
+// that Sentinel's dashboard and Spring Cloud Alibaba use, applies them to
+// core.Default() and prints every change of the rules as it happens, plus
+// the datasource's Status every few seconds. Edit the config in the Nacos
+// console (Java Sentinel JSON, e.g. [{"resource":"GET /orders","count":20}])
+// and watch the output.
+//
+//	go run ./examples/nacos -addr 127.0.0.1:8848
+//	NACOS_ADDR=nacos:8848 NACOS_NAMESPACE=prod go run ./examples/nacos -data-id order-service-flow-rules
+//
+// It exits with an error when no Nacos server answers within -timeout.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nacos-group/nacos-sdk-go/v2/clients"
+	"github.com/nacos-group/nacos-sdk-go/v2/common/constant"
+	"github.com/nacos-group/nacos-sdk-go/v2/vo"
+
+	"github.com/bulwark-go/bulwark/converter"
+	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/nacos"
+)
+
+type config struct {
+	addr, namespace, group, dataID string
+	timeout, duration, every       time.Duration
+	workDir                        string
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.addr, "addr", envOr("NACOS_ADDR", "127.0.0.1:8848"), "Nacos server HTTP address host:port (gRPC is port+1000); env NACOS_ADDR")
+	flag.StringVar(&c.namespace, "namespace", os.Getenv("NACOS_NAMESPACE"), "Nacos namespace id (empty: public); env NACOS_NAMESPACE")
+	flag.StringVar(&c.group, "group", envOr("NACOS_GROUP", "SENTINEL_GROUP"), "config group; env NACOS_GROUP")
+	flag.StringVar(&c.dataID, "data-id", envOr("NACOS_DATA_ID", "order-service-flow-rules"), "config dataId; env NACOS_DATA_ID")
+	flag.DurationVar(&c.timeout, "timeout", 5*time.Second, "give up when no server answers within this long")
+	flag.DurationVar(&c.duration, "duration", 0, "stop after this long (0: run until interrupted)")
+	flag.DurationVar(&c.every, "status-every", 5*time.Second, "print the datasource's Status this often")
+	flag.StringVar(&c.workDir, "work-dir", filepath.Join(os.TempDir(), "bulwark-nacos-example"), "directory for the SDK's logs and cache")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if c.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.duration)
+		defer cancel()
+	}
+	if err := run(ctx, os.Stdout, c); err != nil {
+		fmt.Fprintln(os.Stderr, "nacos example:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out io.Writer, c config) error {
+	host, portStr, err := net.SplitHostPort(c.addr)
+	if err != nil {
+		return fmt.Errorf("bad address %q: %w", c.addr, err)
+	}
+	port, err := strconv.ParseUint(portStr, 10, 64)
+	if err != nil {
+		return fmt.Errorf("bad port in %q: %w", c.addr, err)
+	}
+	cli, err := clients.NewConfigClient(vo.NacosClientParam{
+		ClientConfig: constant.NewClientConfig(
+			constant.WithNamespaceId(c.namespace),
+			constant.WithTimeoutMs(uint64(min(c.timeout, 3*time.Second).Milliseconds())),
+			constant.WithNotLoadCacheAtStart(true),
+			constant.WithDisableUseSnapShot(true),
+			constant.WithCacheDir(filepath.Join(c.workDir, "cache")),
+			constant.WithLogDir(filepath.Join(c.workDir, "log")),
+			constant.WithLogLevel("error"),
+		),
+		ServerConfigs: []constant.ServerConfig{*constant.NewServerConfig(host, port)},
+	})
+	if err != nil {
+		return fmt.Errorf("nacos client: %w", err)
+	}
+	defer cli.CloseClient()
+
+	engine := core.Default()
+	defer engine.Close()
+	cancel := engine.Flow().OnChange(func(ch core.RuleChange[flow.Rule]) {
+		fmt.Fprintf(out, "%s rules changed: %d in force (%d added, %d removed; resources %v)\n",
+			time.Now().Format("15:04:05.000"), len(ch.New), len(ch.Added), len(ch.Removed), ch.Resources)
+		for _, r := range ch.New {
+			fmt.Fprintf(out, "    %-24s %s %v limitApp=%s %s\n", r.Resource, r.Grade, r.Count, r.LimitApp, r.ControlBehavior)
+		}
+	})
+	defer cancel()
+
+	src := nacos.New(cli, c.dataID, c.group)
+	ds := datasource.NewReadable(src, converter.FlowRules(),
+		datasource.WithName("nacos:"+c.group+"/"+c.dataID),
+		datasource.WithReconcileInterval(nacos.ReconcileInterval))
+	engine.Flow().Register(ds.Property())
+	defer ds.Close()
+
+	fmt.Fprintf(out, "following %s/%s in namespace %q at %s\n", c.group, c.dataID, c.namespace, c.addr)
+	// Start returns at once when the first read fails (the client may still
+	// be connecting); it keeps trying in the background, so give it until
+	// the timeout before calling the server absent.
+	deadline := time.Now().Add(c.timeout)
+	startCtx, cancelStart := context.WithDeadline(ctx, deadline)
+	err = ds.Start(startCtx)
+	for err != nil && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(100 * time.Millisecond)
+		if st := ds.Status(); !st.AppliedAt.IsZero() {
+			err = nil
+		}
+	}
+	cancelStart()
+	if err != nil {
+		if st := ds.Status(); st.Err != nil {
+			err = st.Err
+		}
+		return fmt.Errorf("no Nacos server answered at %s within %v (is it running? set -addr or NACOS_ADDR): %w", c.addr, c.timeout, err)
+	}
+	printStatus(out, ds.Status())
+
+	t := time.NewTicker(c.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			printStatus(out, ds.Status())
+		}
+	}
+}
+
+func printStatus(out io.Writer, st datasource.Status) {
+	state := "revision " + st.Revision
+	if st.Missing {
+		state = "config missing (no rules)"
+	}
+	fmt.Fprintf(out, "%s status: %s, applied %s, watching %v, failures %d",
+		time.Now().Format("15:04:05.000"), state, st.AppliedAt.Format("15:04:05"), st.Watching, st.Failures)
+	if st.Err != nil {
+		fmt.Fprintf(out, ", last error: %v", st.Err)
+	}
+	fmt.Fprintln(out)
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
