@@ -69,6 +69,7 @@ type Window struct {
 	starts     []atomic.Int64 // per bucket: its window start, ms
 	lines      []line         // bucket i, stripe s at i*stripes+s
 	stripes    int
+	mask       int64 // len(starts)-1 when that is a power of two, else -1
 	// borrowed holds counts that prioritized entries reserved in a future
 	// bucket (see [Window.Borrow]); a bucket starts from them when reset.
 	borrowed []borrow
@@ -96,6 +97,10 @@ func NewWindow(sampleCount int, intervalMs int64, stripes int) *Window {
 		starts:     make([]atomic.Int64, sampleCount),
 		lines:      make([]line, sampleCount*s),
 		stripes:    s,
+		mask:       -1,
+	}
+	if sampleCount&(sampleCount-1) == 0 {
+		w.mask = int64(sampleCount - 1)
 	}
 	for i := range w.starts {
 		w.starts[i].Store(emptyStart)
@@ -115,8 +120,9 @@ func (w *Window) BucketMs() int64 { return w.bucketMs }
 // current returns a stripe of the bucket for time now, resetting the bucket
 // when it is left over from an older round of the ring.
 func (w *Window) current(now int64) *line {
-	start := now - now%w.bucketMs
-	i := w.index(now)
+	q := now / w.bucketMs // one division: start and slot both come from it
+	start := q * w.bucketMs
+	i := w.slot(q)
 	st := &w.starts[i]
 	for {
 		s := st.Load()
@@ -150,8 +156,20 @@ func (w *Window) current(now int64) *line {
 // index returns the ring slot of time t (ms), also for times before zero
 // (the bucket before the engine started).
 func (w *Window) index(t int64) int {
+	q := t / w.bucketMs
+	if t < 0 && t%w.bucketMs != 0 {
+		q-- // floor, so bucket starts below zero are still multiples of bucketMs
+	}
+	return w.slot(q)
+}
+
+// slot returns the ring slot of bucket number q.
+func (w *Window) slot(q int64) int {
+	if w.mask >= 0 {
+		return int(q & w.mask) // two's complement: also right for q < 0
+	}
 	n := int64(len(w.starts))
-	return int(((t/w.bucketMs)%n + n) % n)
+	return int((q%n + n) % n)
 }
 
 func (w *Window) stripe(i int) *line {
