@@ -101,12 +101,24 @@ func newWriter(t *testing.T, addr, ns, dataID, group string) writer {
 	return writer{cli: newClient(t, addr, ns), addr: addr, ns: ns, dataID: dataID, group: group}
 }
 
+// put publishes content, retrying for a while when the client is not
+// connected (after a server restart it reconnects by itself, in seconds).
 func (w writer) put(ctx context.Context, content string) error {
-	ok, err := w.cli.PublishConfig(publishParam(w.dataID, w.group, content))
-	if err != nil || !ok {
-		return fmt.Errorf("publish %s/%s: %v, %w", w.group, w.dataID, ok, err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, err := w.cli.PublishConfig(publishParam(w.dataID, w.group, content))
+		if err == nil && ok {
+			return w.await(ctx, content)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("publish %s/%s: %v, %w", w.group, w.dataID, ok, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	return w.await(ctx, content)
 }
 
 func (w writer) del(ctx context.Context) error {
