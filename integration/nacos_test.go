@@ -188,6 +188,13 @@ func TestNacosSmoke(t *testing.T) {
 	waitChange("")
 
 	// Stop and Start: the data is kept and the client reconnects by itself.
+	if nacosRaceEnabled {
+		// nacos-sdk-go v2.3.2 races on reconnect (RpcClient.notifyConnectionEvent reads
+		// currentConnection while reconnect writes it; nacos-group/nacos-sdk-go issues 741
+		// and 905), which fails the test under -race. Run it without -race for this part.
+		t.Skip("the rest (stop/start, pause/resume) makes the SDK reconnect, and nacos-sdk-go v2.3.2 " +
+			"has a data race on reconnect: run TestNacosSmoke without -race")
+	}
 	publish(t, c, id, group, "before restart")
 	eventuallyConfig(t, c, id, group, "before restart", 10*time.Second)
 	time.Sleep(time.Second) // let the write reach the store, not just the cache
