@@ -65,6 +65,10 @@
 // and Update fail with ErrConflict once the document exists; real Nacos
 // compares CasMd5 as described above.
 //
+// nacos-sdk-go v2.3.2 itself has a data race when its gRPC client
+// reconnects (upstream issues 741 and 905): programs and tests built with
+// -race report it whenever the server goes away and comes back.
+//
 // Errors are "nacos: <operation> <group>/<dataId>: ..." and wrap the cause
 // (the SDK's error, a context error, datasource.ErrConflict, ErrClosed).
 //
