@@ -2,10 +2,11 @@
 # Builds the Nacos-protocol test server (PolarisMesh v1.18.1, a Go server that speaks the Nacos v1
 # HTTP and v2 gRPC config protocol) and a local Docker image that runs it.
 #
-#   1. the binary, from the tools module integration/tools/polaris (Go module proxy only), into
+#   1. the binary, from the tools module integration/tools/polaris (Go module proxy only) by its
+#      build.sh, which fixes Polaris' compare-and-set publish at build time, into
 #      ${BULWARK_POLARIS_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/bulwark/polaris-server-v1.18.1}
 #      (the path the integration harness looks at in local mode); about 5 min cold on 2 cores;
-#   2. the image bulwark-nacos:polaris-v1.18.1 (also BULWARK_POLARIS_IMAGE): FROM bulwark-it:bookworm
+#   2. the image bulwark-nacos:polaris-v1.18.1-casfix (also BULWARK_POLARIS_IMAGE): FROM bulwark-it:bookworm
 #      (made by .ci/image.sh) with the binary and integration/testdata/nacos/polaris-server.yaml;
 #      it listens on 8848 (HTTP) and 9848 (gRPC) like the official Nacos image.
 #      Skipped with POLARIS_SKIP_IMAGE=1 or when Docker is not available.
@@ -15,8 +16,8 @@ set -euo pipefail
 
 version=v1.18.1
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bin="${BULWARK_POLARIS_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/bulwark/polaris-server-$version}"
-image="${BULWARK_POLARIS_IMAGE:-bulwark-nacos:polaris-$version}"
+bin="${BULWARK_POLARIS_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/bulwark/polaris-server-$version-casfix}"
+image="${BULWARK_POLARIS_IMAGE:-bulwark-nacos:polaris-$version-casfix}"
 base="${BULWARK_IT_IMAGE_BASE:-bulwark-it:bookworm}"
 start=$(date +%s)
 say() { echo "polaris.sh: $* ($(( $(date +%s) - start ))s)"; }
@@ -26,12 +27,7 @@ if [ -x "$bin" ]; then
 else
 	say "building $bin"
 	mkdir -p "$(dirname "$bin")"
-	(
-		cd "$repo/integration/tools/polaris"
-		# -mod=mod would let go rewrite go.sum; the committed go.sum must be complete.
-		GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -trimpath -o "$bin.tmp.$$" github.com/polarismesh/polaris
-	) || { rm -f "$bin.tmp.$$"; exit 1; }
-	mv -f "$bin.tmp.$$" "$bin"
+	"$repo/integration/tools/polaris/build.sh" "$bin"
 	say "built $bin ($(stat -c %s "$bin") bytes)"
 fi
 

@@ -26,7 +26,7 @@ const DefaultNacosImage = "nacos/nacos-server:v2.4.3"
 
 // PolarisImage is the local image .ci/polaris.sh builds: PolarisMesh (see PolarisVersion)
 // with the harness' configuration, listening like the official image on 8848 and 9848.
-const PolarisImage = "bulwark-nacos:polaris-v1.18.1"
+const PolarisImage = "bulwark-nacos:polaris-v1.18.1-casfix"
 
 // NacosGRPCPortOffset is what the Nacos SDKs add to the HTTP port to dial gRPC. A Nacos
 // server's Addr is its HTTP address; its gRPC port is the HTTP port plus this offset, in

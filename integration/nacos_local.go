@@ -45,13 +45,14 @@ const (
 const PolarisVersion = "v1.18.1"
 
 // DefaultPolarisBin returns where .ci/polaris.sh puts the Polaris binary:
-// $XDG_CACHE_HOME/bulwark/polaris-server-v1.18.1 (or ~/.cache/... without XDG_CACHE_HOME).
+// $XDG_CACHE_HOME/bulwark/polaris-server-v1.18.1-casfix (or ~/.cache/... without
+// XDG_CACHE_HOME); the suffix names the build-time fix of tools/polaris/build.sh.
 func DefaultPolarisBin() string {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		dir = os.TempDir()
 	}
-	return filepath.Join(dir, "bulwark", "polaris-server-"+PolarisVersion)
+	return filepath.Join(dir, "bulwark", "polaris-server-"+PolarisVersion+"-casfix")
 }
 
 // nacosUnshareHint is how to run tests inside a loopback-only network namespace (as root;
@@ -271,16 +272,9 @@ func polarisBinary(t testing.TB) (string, error) {
 	}
 	t.Logf("nacos (local mode): building Polaris %s into %s (once per machine; minutes when cold)",
 		PolarisVersion, bin)
-	tmp := fmt.Sprintf("%s.tmp.%d", bin, os.Getpid())
-	cmd := exec.Command("go", "build", "-trimpath", "-o", tmp, "github.com/polarismesh/polaris")
-	cmd.Dir = tools
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
+	cmd := exec.Command("bash", filepath.Join(tools, "build.sh"), bin)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		_ = os.Remove(tmp)
 		return "", fmt.Errorf("no Polaris binary at %s and building it failed: %w\n%s", bin, err, tailLines(string(out), 20))
-	}
-	if err := os.Rename(tmp, bin); err != nil {
-		return "", fmt.Errorf("build polaris: %w", err)
 	}
 	return bin, nil
 }
