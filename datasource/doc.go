@@ -67,6 +67,15 @@
 // change only when the Readable reads the new document; [WaitApplied]
 // makes writes wait for that (and report a rejection).
 //
+// The contract does not promise read-after-write: a Source may be
+// eventually consistent (a Nacos-protocol server answers reads from a
+// cache refreshed every second), so a read soon after a write may return
+// the document the write replaced. The wait of WaitApplied knows that
+// revision and treats such a read as stale: it reads again, with a growing
+// pause, until it sees the write or a later document. Update's pauses
+// between attempts grow up to a second, so that its attempts outlast such
+// staleness.
+//
 // # Implementing a backend
 //
 // Source.Read returns the document as it is now:

@@ -138,3 +138,71 @@ type writeOnly struct{}
 func (writeOnly) Write(context.Context, []byte, string) (datasource.Snapshot, error) {
 	return datasource.Snapshot{}, nil
 }
+
+// lagging is an eventually consistent Source and Sink: writes are stored
+// at once (compare-and-set against the latest document), but a read
+// returns the document as it was lag ago, the way a server that answers
+// reads from a cache refreshed on a tick does. Use it inside a synctest
+// bubble.
+type lagging struct {
+	lag time.Duration
+
+	mu      sync.Mutex
+	history []lagEntry // in write order; history[0] is the initial document
+	reads   int
+}
+
+type lagEntry struct {
+	at   time.Time
+	snap datasource.Snapshot
+}
+
+func newLagging(lag time.Duration, initial datasource.Snapshot) *lagging {
+	return &lagging{lag: lag, history: []lagEntry{{at: time.Now(), snap: initial}}}
+}
+
+// set stores data as another client would (no compare-and-set).
+func (l *lagging) set(data []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.history = append(l.history, lagEntry{at: time.Now(), snap: datasource.Snapshot{Data: data, Revision: datasource.ContentRevision(data)}})
+}
+
+func (l *lagging) readCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.reads
+}
+
+func (l *lagging) Read(context.Context) (datasource.Snapshot, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reads++
+	seen := time.Now().Add(-l.lag)
+	snap := l.history[0].snap
+	for _, e := range l.history[1:] {
+		if e.at.After(seen) {
+			break
+		}
+		snap = e.snap
+	}
+	return snap, nil
+}
+
+func (l *lagging) Close() error { return nil }
+
+func (l *lagging) Write(_ context.Context, data []byte, expect string) (datasource.Snapshot, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	last := l.history[len(l.history)-1].snap
+	cur := last.Revision
+	if last.Missing {
+		cur = ""
+	}
+	if cur != expect {
+		return datasource.Snapshot{}, fmt.Errorf("lagging: at %q: %w", cur, datasource.ErrConflict)
+	}
+	snap := datasource.Snapshot{Data: data, Revision: datasource.ContentRevision(data)}
+	l.history = append(l.history, lagEntry{at: time.Now(), snap: snap})
+	return snap, nil
+}

@@ -32,7 +32,7 @@ type options struct {
 	cacheDir          string
 	keepOnMissing     bool
 	updateAttempts    int
-	wait              func(ctx context.Context, s Snapshot) error
+	wait              func(ctx context.Context, prev, written Snapshot) error
 	waitTimeout       time.Duration
 }
 
@@ -119,6 +119,10 @@ func WithUpdateAttempts(n int) Option { return func(o *options) { o.updateAttemp
 // wrapping ErrNotApplied (and the rejection error).
 //
 // A document replaced by a later write before r read it counts as applied.
+// A read that still returns the document the write replaced (a Source that
+// is eventually consistent, such as a Nacos-protocol server with a cache)
+// does not: r reads again, with a growing pause, until it sees the write,
+// a later document, or the timeout.
 func WaitApplied[T any](r *Readable[T], timeout time.Duration) Option {
 	return func(o *options) {
 		o.wait = r.waitApplied

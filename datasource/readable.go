@@ -476,9 +476,20 @@ func (r *Readable[T]) waitRead(gen uint64) (Snapshot, bool) {
 }
 
 // waitApplied waits until a read that started after the call has seen
-// written (or a later document) and reports whether it was applied.
-func (r *Readable[T]) waitApplied(ctx context.Context, written Snapshot) error {
+// written (or a later document) and reports whether it was applied. prev
+// is the document the write replaced (Missing when it created one).
+//
+// A Source may be eventually consistent: for a while after a write, a read
+// may still return prev. Such a read is stale, not a later document: the
+// wait has the reader read again, after a pause that grows like the retry
+// backoff (WithBackoff, at most a second), until a read returns written
+// (applied or rejected) or a document that is neither (someone else wrote
+// after us), or ctx ends. A Source that reads its own writes returns on
+// its first read, as before. (With content revisions, a document set back
+// to prev by another writer reads as stale until ctx ends.)
+func (r *Readable[T]) waitApplied(ctx context.Context, prev, written Snapshot) error {
 	written = normalize(written)
+	prev = normalize(prev)
 	r.mu.Lock()
 	switch {
 	case r.closed:
@@ -491,24 +502,68 @@ func (r *Readable[T]) waitApplied(ctx context.Context, written Snapshot) error {
 	want := r.gen + 1
 	r.mu.Unlock()
 	r.poke()
+
+	stale := 0 // reads that returned prev
+	var again *time.Timer
+	var againC <-chan time.Time
+	defer func() {
+		if again != nil {
+			again.Stop()
+		}
+	}()
 	for {
 		r.mu.Lock()
 		res, ch := r.done, r.doneCh
 		r.mu.Unlock()
 		if res.gen >= want && res.ok {
-			if res.doc.missing == written.Missing && res.doc.rev == written.Revision && res.doc.rejected != nil {
-				return fmt.Errorf("%w: %w", ErrNotApplied, res.doc.rejected)
+			switch {
+			case sameDoc(res.doc.missing, res.doc.rev, written):
+				if res.doc.rejected != nil {
+					return fmt.Errorf("%w: %w", ErrNotApplied, res.doc.rejected)
+				}
+				return nil
+			case !sameDoc(res.doc.missing, res.doc.rev, prev):
+				return nil // replaced by a later document
 			}
-			return nil // applied, or replaced by a later document
+			// Stale: the Source does not show the write yet. Any read that
+			// starts after this one counts; ask for one after a pause.
+			stale++
+			want = res.gen + 1
+			d := backoff(stale, r.opts.backoffMin, min(r.opts.backoffMax, staleMaxPause))
+			if again == nil {
+				again = time.NewTimer(d)
+			} else {
+				again.Reset(d)
+			}
+			againC = again.C
 		}
 		select {
 		case <-ctx.Done():
-			return named(r.name, "wait for revision %s: %w: %w", written.Revision, ErrNotApplied, context.Cause(ctx))
+			why := ""
+			if stale > 0 {
+				why = fmt.Sprintf(" (%d reads still returned the replaced document)", stale)
+			}
+			return named(r.name, "wait for revision %s%s: %w: %w", written.Revision, why, ErrNotApplied, context.Cause(ctx))
 		case <-r.ctx.Done():
 			return ErrClosed
 		case <-ch:
+		case <-againC:
+			againC = nil
+			r.poke()
 		}
 	}
+}
+
+// staleMaxPause caps the pause between the reads of a wait that sees the
+// document a write replaced.
+const staleMaxPause = time.Second
+
+// sameDoc reports whether a read of (missing, rev) is the document s.
+func sameDoc(missing bool, rev string, s Snapshot) bool {
+	if missing || s.Missing {
+		return missing == s.Missing
+	}
+	return rev == s.Revision
 }
 
 // appliedInPart reports whether every error from Property.Set is a

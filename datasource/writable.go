@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -90,13 +89,15 @@ func (w *Writable[T]) Write(ctx context.Context, v T) error {
 	if err != nil {
 		return err
 	}
-	return w.waitApplied(ctx, out)
+	return w.waitApplied(ctx, rev, out)
 }
 
 // Update changes the document with fn: it reads and decodes the current
 // value (the zero value if the document is missing), calls fn, and stores
-// the result with compare-and-set. When another writer got in between, it
-// starts again, up to WithUpdateAttempts times, with a short random pause;
+// the result with compare-and-set. When another writer got in between (or
+// the read was stale), it starts again, up to WithUpdateAttempts times,
+// after a pause that doubles from about 20 ms up to 1 s, jittered within
+// its upper half (with the default 10 attempts they span 2 to 4 seconds);
 // fn must therefore be free of side effects. An error from fn stops Update
 // and is returned as is. A result that encodes to the current bytes writes
 // nothing.
@@ -127,20 +128,32 @@ func (w *Writable[T]) Update(ctx context.Context, fn func(T) (T, error)) error {
 		}
 		out, err := w.write(ctx, data, snap.Revision)
 		if err == nil {
-			return w.waitApplied(ctx, out)
+			return w.waitApplied(ctx, snap.Revision, out)
 		}
 		if !errors.Is(err, ErrConflict) {
 			return err
 		}
 		lastErr = err
-		// Full jitter, growing: contenders spread out instead of colliding again.
-		d := time.Duration(rand.Int64N(int64(min(10*time.Millisecond<<min(attempt, 6), time.Second)) + 1))
-		if !sleep(ctx, d) {
+		if attempt == w.opts.updateAttempts {
+			break
+		}
+		// Growing and jittered: contenders spread out instead of colliding
+		// again, and the attempts span a few seconds, so a Source that
+		// returns the replaced document for a while after a write (one
+		// that is eventually consistent) is read again once it has caught up.
+		if !sleep(ctx, backoff(attempt, updatePauseMin, updatePauseMax)) {
 			return named(w.name, "update: %w", context.Cause(ctx))
 		}
 	}
 	return named(w.name, "update: gave up after %d attempts: %w", w.opts.updateAttempts, lastErr)
 }
+
+// The pause before Update's attempt n+1 is backoff(n, updatePauseMin,
+// updatePauseMax).
+const (
+	updatePauseMin = 20 * time.Millisecond
+	updatePauseMax = time.Second
+)
 
 func (w *Writable[T]) read(ctx context.Context) (Snapshot, error) {
 	if w.src == nil {
@@ -187,7 +200,9 @@ func (w *Writable[T]) write(ctx context.Context, data []byte, expect string) (Sn
 	return out, nil
 }
 
-func (w *Writable[T]) waitApplied(ctx context.Context, out Snapshot) error {
+// waitApplied waits, if WaitApplied asks for it, until the Readable has
+// read out, the document written over the revision expect ("": created).
+func (w *Writable[T]) waitApplied(ctx context.Context, expect string, out Snapshot) error {
 	if w.opts.wait == nil {
 		return nil
 	}
@@ -197,7 +212,8 @@ func (w *Writable[T]) waitApplied(ctx context.Context, out Snapshot) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := w.opts.wait(ctx, out); err != nil {
+	prev := Snapshot{Revision: expect, Missing: expect == ""}
+	if err := w.opts.wait(ctx, prev, out); err != nil {
 		return named(w.name, "revision %s: %w", out.Revision, err)
 	}
 	return nil

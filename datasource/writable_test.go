@@ -112,3 +112,118 @@ func TestWaitApplied(t *testing.T) {
 		require.ErrorIs(t, w.Write(t.Context(), []string{"d"}), datasource.ErrClosed)
 	})
 }
+
+// A Source that reads its own writes: the wait costs the Readable one read.
+func TestWaitAppliedReadAfterWriteOneRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{}
+		f.set(doc("a"), "1")
+		r := datasource.NewReadable(f, codec{}, datasource.WithPollInterval(time.Hour))
+		require.NoError(t, r.Start(t.Context()))
+		defer r.Close()
+		w := datasource.NewWritable(f, codec{}, datasource.WaitApplied(r, time.Minute))
+		require.NoError(t, w.Write(t.Context(), []string{"b"})) // reads first: it knew no revision
+		before := len(f.readTimes())
+		require.NoError(t, w.Write(t.Context(), []string{"c"}))
+		assert.Equal(t, []string{"c"}, value(t, r))
+		assert.Len(t, f.readTimes(), before+1, "the first read after the write shows it")
+	})
+}
+
+// An eventually consistent Source returns the replaced document for a
+// while after a write: WaitApplied keeps reading until it sees the write.
+func TestWaitAppliedEventuallyConsistent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const lag = time.Second
+		l := newLagging(lag, datasource.Snapshot{Data: doc("a"), Revision: datasource.ContentRevision(doc("a"))})
+		r := datasource.NewReadable(l, codec{}, datasource.WithPollInterval(time.Hour))
+		errBad := errors.New("invalid rule")
+		r.Property().Listen(func(v []string) error {
+			if len(v) == 1 && v[0] == "bad" {
+				return errBad
+			}
+			return nil
+		})
+		require.NoError(t, r.Start(t.Context()))
+		defer r.Close()
+		w := datasource.NewWritable(l, codec{}, datasource.WaitApplied(r, time.Minute))
+
+		require.NoError(t, w.Write(t.Context(), []string{"b"}))
+		assert.Equal(t, []string{"b"}, value(t, r), "applied when Write returns, not merely read stale")
+		assert.Greater(t, l.readCount(), 3, "stale reads were retried")
+
+		err := w.Write(t.Context(), []string{"bad"})
+		require.ErrorIs(t, err, datasource.ErrNotApplied, "a rejection is reported, not hidden by a stale read")
+		require.ErrorIs(t, err, errBad)
+
+		require.NoError(t, w.Update(t.Context(), func(v []string) ([]string, error) { return append(v, "c"), nil }))
+		assert.Equal(t, []string{"bad", "c"}, value(t, r))
+	})
+}
+
+func TestWaitAppliedEventuallyConsistentCreate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newLagging(time.Second, datasource.Snapshot{Missing: true})
+		r := datasource.NewReadable(l, codec{}, datasource.WithPollInterval(time.Hour))
+		require.NoError(t, r.Start(t.Context()))
+		defer r.Close()
+		w := datasource.NewWritable(l, codec{}, datasource.WaitApplied(r, time.Minute))
+		require.NoError(t, w.Write(t.Context(), []string{"created"}), "a stale \"missing\" is not the write")
+		assert.Equal(t, []string{"created"}, value(t, r))
+	})
+}
+
+// A read that returns neither the replaced document nor the written one
+// shows a later write by someone else: the wait ends.
+func TestWaitAppliedReplacedByLaterWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newLagging(time.Second, datasource.Snapshot{Data: doc("a"), Revision: datasource.ContentRevision(doc("a"))})
+		r := datasource.NewReadable(l, codec{}, datasource.WithPollInterval(time.Hour))
+		require.NoError(t, r.Start(t.Context()))
+		defer r.Close()
+		w := datasource.NewWritable(l, codec{}, datasource.WaitApplied(r, time.Minute))
+		// Another client writes right after us, before the write is visible.
+		var w2 = datasource.NewWritable(l, codec{})
+		_, err := w2.Read(t.Context())
+		require.NoError(t, err)
+		go func() {
+			time.Sleep(time.Millisecond)
+			l.set(doc("other"))
+		}()
+		require.NoError(t, w.Write(t.Context(), []string{"mine"}))
+		got := value(t, r)
+		assert.NotEqual(t, []string{"a"}, got, "returned on a stale read")
+	})
+}
+
+func TestWaitAppliedStaleUntilTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newLagging(time.Hour, datasource.Snapshot{Data: doc("a"), Revision: datasource.ContentRevision(doc("a"))})
+		r := datasource.NewReadable(l, codec{}, datasource.WithPollInterval(time.Hour))
+		require.NoError(t, r.Start(t.Context()))
+		defer r.Close()
+		w := datasource.NewWritable(l, codec{}, datasource.WaitApplied(r, 5*time.Second))
+		err := w.Write(t.Context(), []string{"b"})
+		require.ErrorIs(t, err, datasource.ErrNotApplied)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.ErrorContains(t, err, "still returned the replaced document")
+		assert.Equal(t, []string{"a"}, value(t, r))
+	})
+}
+
+// Consecutive Updates on an eventually consistent Source: each one's first
+// read is stale (its CAS conflicts), and the growing pauses outlast the
+// staleness within the default attempts. Nothing is lost.
+func TestUpdateEventuallyConsistent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newLagging(time.Second, datasource.Snapshot{Data: doc(), Revision: datasource.ContentRevision(doc())})
+		w := datasource.NewWritable(l, codec{})
+		for _, item := range []string{"a", "b", "c", "d"} {
+			require.NoError(t, w.Update(t.Context(), func(v []string) ([]string, error) { return append(v, item), nil }))
+		}
+		time.Sleep(time.Second)
+		got, err := w.Read(t.Context())
+		require.NoError(t, err)
+		assert.Equal(t, []string{"a", "b", "c", "d"}, got)
+	})
+}
