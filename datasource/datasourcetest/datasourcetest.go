@@ -41,7 +41,9 @@ type Backend struct {
 	// checks push delivery; if it is a datasource.Sink, write-back.
 	Source datasource.Source
 	// Put stores data as the document, the way another client would (not
-	// through Source). Required.
+	// through Source). Required. The suite reads right after Put and
+	// Delete: on an eventually consistent backend they must return only
+	// once a read through Source shows their result.
 	Put func(ctx context.Context, data []byte) error
 	// Delete removes the document, the way another client would. Required.
 	Delete func(ctx context.Context) error
@@ -206,6 +208,35 @@ func (s suite) waitRules(t *testing.T, m *manager, want doc) {
 		got, ok := m.get()
 		return ok && slices.Equal(got, want) && (got == nil) == (want == nil)
 	})
+}
+
+// readUntil reads b.Source until a read succeeds and the snapshot
+// satisfies cond, and returns that snapshot. The contract does not promise
+// read-after-write (a Source may be eventually consistent), so a case that
+// reads right after a write waits for the write to show.
+func (s suite) readUntil(t *testing.T, b Backend, what string, cond func(datasource.Snapshot) bool) datasource.Snapshot {
+	t.Helper()
+	var mu sync.Mutex
+	var snap datasource.Snapshot
+	s.eventually(t, what, func() bool {
+		got, err := b.Source.Read(s.ctx(t))
+		if err != nil || !cond(got) {
+			return false
+		}
+		mu.Lock()
+		snap = got
+		mu.Unlock()
+		return true
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	return snap
+}
+
+// not is the condition "a read shows something else than data": a write
+// over data has become visible (whatever it wrote).
+func not(data []byte) func(datasource.Snapshot) bool {
+	return func(s datasource.Snapshot) bool { return s.Missing || !bytes.Equal(s.Data, data) }
 }
 
 func (s suite) put(t *testing.T, b Backend, data []byte) {
@@ -421,13 +452,12 @@ func (s suite) writeRoundTrip(t *testing.T) {
 	require.NoError(t, w.Write(s.ctx(t), doc{"new", "rules"}))
 	got, _ := m.get()
 	assert.Equal(t, doc{"new", "rules"}, got, "WaitApplied returns once the rules run")
-	snap, err := b.Source.Read(s.ctx(t))
-	require.NoError(t, err)
+	snap := s.readUntil(t, b, "the Source to read the written document", not(enc("old")))
 	assert.JSONEq(t, `["new","rules"]`, string(snap.Data))
 	assert.Equal(t, snap.Revision, r.Status().Revision)
 
 	// A value the manager rejects is persisted but reported as not applied.
-	err = w.Write(s.ctx(t), doc{"invalid"})
+	err := w.Write(s.ctx(t), doc{"invalid"})
 	require.ErrorIs(t, err, datasource.ErrNotApplied)
 	require.ErrorIs(t, err, errInvalid)
 	got, _ = m.get()
@@ -438,14 +468,12 @@ func (s suite) writeCreate(t *testing.T) {
 	b := s.h.New(t)
 	w := s.writable(t, b)
 	require.NoError(t, w.Write(s.ctx(t), doc{"created"}), "Write creates a missing document")
-	snap, err := b.Source.Read(s.ctx(t))
-	require.NoError(t, err)
-	require.False(t, snap.Missing)
+	snap := s.readUntil(t, b, "the created document to be read", func(s datasource.Snapshot) bool { return !s.Missing })
 	assert.JSONEq(t, `["created"]`, string(snap.Data))
 
 	// Creating over a document that exists is a conflict.
 	sink := b.Source.(datasource.Sink)
-	_, err = sink.Write(s.ctx(t), enc("again"), "")
+	_, err := sink.Write(s.ctx(t), enc("again"), "")
 	assert.ErrorIs(t, err, datasource.ErrConflict)
 }
 
@@ -462,13 +490,16 @@ func (s suite) writeConflict(t *testing.T) {
 	require.NoError(t, w1.Write(s.ctx(t), doc{"base", "one"}))
 	err = w2.Write(s.ctx(t), doc{"base", "two"})
 	require.ErrorIs(t, err, datasource.ErrConflict, "the second writer must not overwrite unseen")
-	snap, err := b.Source.Read(s.ctx(t))
-	require.NoError(t, err)
+	snap := s.readUntil(t, b, "a write over the base document to be read", not(enc("base")))
 	assert.JSONEq(t, `["base","one"]`, string(snap.Data), "nothing lost")
 
-	// An edit by another client is a conflict too.
-	_, err = w1.Read(s.ctx(t))
-	require.NoError(t, err)
+	// An edit by another client is a conflict too: w1 reads the current
+	// document (waiting out reads that do not show its write yet), then
+	// another client changes it.
+	s.eventually(t, "w1 to read its own write", func() bool {
+		v, err := w1.Read(s.ctx(t))
+		return err == nil && slices.Equal(v, doc{"base", "one"})
+	})
 	s.put(t, b, enc("external"))
 	require.ErrorIs(t, w1.Write(s.ctx(t), doc{"mine"}), datasource.ErrConflict)
 }
@@ -480,8 +511,9 @@ func (s suite) sinkConflictOneWinner(t *testing.T) {
 		t.Skipf("%T is not a datasource.Sink", b.Source)
 	}
 	s.put(t, b, enc("base"))
-	snap, err := b.Source.Read(s.ctx(t))
-	require.NoError(t, err)
+	snap := s.readUntil(t, b, "the base document to be read", func(s datasource.Snapshot) bool {
+		return !s.Missing && bytes.Equal(s.Data, enc("base"))
+	})
 	const n = 8
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -501,8 +533,7 @@ func (s suite) sinkConflictOneWinner(t *testing.T) {
 		require.ErrorIs(t, err, datasource.ErrConflict)
 	}
 	require.NotEqual(t, -1, winner, "one writer must succeed")
-	now, err := b.Source.Read(s.ctx(t))
-	require.NoError(t, err)
+	now := s.readUntil(t, b, "the winner's document to be read", not(enc("base")))
 	assert.JSONEq(t, fmt.Sprintf(`["writer-%d"]`, winner), string(now.Data))
 }
 
@@ -529,11 +560,15 @@ func (s suite) updateConcurrent(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	snap, err := b.Source.Read(s.ctx(t))
-	require.NoError(t, err)
+	// The last update may not show at once: wait until a read has as many
+	// items as there were updates (a lost update never gets there).
+	snap := s.readUntil(t, b, fmt.Sprintf("a document with all %d updates", writers*each), func(snap datasource.Snapshot) bool {
+		d, err := codec{}.Convert(snap.Data)
+		return err == nil && len(d) >= writers*each
+	})
 	got, err := codec{}.Convert(snap.Data)
 	require.NoError(t, err)
-	assert.Len(t, got, writers*each, "every update is in the document")
+	assert.Len(t, got, writers*each, "every update is in the document, once")
 	for i := range writers {
 		for j := range each {
 			assert.Contains(t, got, fmt.Sprintf("w%d-%d", i, j))

@@ -37,4 +37,9 @@
 // Documents are JSON arrays of strings, so the suite needs no rule types;
 // a stand-in rule manager rejects the rule "invalid". Waits poll a
 // condition up to Harness.Timeout; nothing asserts timing.
+//
+// The contract does not promise read-after-write, so the suite runs
+// against eventually consistent backends too: after a write through the
+// Sink, a case reads until the write shows (a read that still returns the
+// replaced document is stale, not a failure), then asserts what it reads.
 package datasourcetest
