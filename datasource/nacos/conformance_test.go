@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/nacos"
 	"github.com/bulwark-go/bulwark/integration"
@@ -39,25 +38,10 @@ var sdkGoroutines = []goleak.Option{
 	goleak.IgnoreAnyFunction("github.com/bulwark-go/bulwark/integration.(*nacosFwd).pipe.func1"),
 }
 
-// readOnly hides the Sink of a Source (for servers that cannot compare and set).
-type readOnly struct{ s *nacos.Source }
-
-func (r readOnly) Read(ctx context.Context) (datasource.Snapshot, error) { return r.s.Read(ctx) }
-func (r readOnly) Close() error                                          { return r.s.Close() }
-func (r readOnly) Watch(ctx context.Context, from datasource.Snapshot, changed func(datasource.Snapshot)) error {
-	return r.s.Watch(ctx, from, changed)
-}
-
-var _ datasource.Watcher = readOnly{}
-
 func TestConformance(t *testing.T) {
 	srv := integration.StartNacos(t)
 	t.Logf("nacos server at %s (%s mode)", srv.Addr(), srv.Mode())
-	cas, why := serverHonoursCAS(t, srv)
-	if !cas {
-		t.Logf("THE SERVER DOES NOT HONOUR CasMd5 (%s): the Sink cases of the suite are skipped "+
-			"(they are not passes); TestWriteCAS checks what can be checked", why)
-	}
+	requireCAS(t, srv)
 	if raceEnabled {
 		t.Logf("ReconnectResync is skipped under the race detector (no fault hook): %s", sdkReconnectRace)
 	}
@@ -77,12 +61,8 @@ func TestConformance(t *testing.T) {
 			_, err := src.Read(testCtx(t))
 			require.NoError(t, err)
 			disconnect, reconnect := cut.fault(src)
-			var s datasource.Source = src
-			if !cas {
-				s = readOnly{src}
-			}
 			b := datasourcetest.Backend{
-				Source: s,
+				Source: src,
 				Put:    func(ctx context.Context, b []byte) error { return w.put(ctx, string(b)) },
 				Delete: func(ctx context.Context) error { return w.del(ctx) },
 			}

@@ -29,8 +29,9 @@
 // a config that does not exist, and Nacos stores no empty config. The
 // revision is the md5 of the content in hex, what Nacos itself computes and
 // compares. The SDK allows 5 GetConfig calls a second per config in a
-// process; Read waits (up to about a second) rather than fail when it says
-// "limited".
+// process, shared by every reader of that config (a Readable, the Writables
+// of concurrent Updates); Read waits for a token (up to 5 s, or its context)
+// rather than fail when the SDK says "limited".
 //
 // Watching: ListenConfig. Its callbacks are hints for the Readable to read
 // again (an empty callback sometimes comes before the new content: it is

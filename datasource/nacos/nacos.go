@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"sync"
@@ -156,18 +157,22 @@ func (s *Source) isClosed() bool {
 // The SDK's GetConfig takes no context: Read returns when ctx is done, and
 // the call it left behind ends within the client's TimeoutMs.
 func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
-	for attempt := 1; ; attempt++ {
+	deadline := time.Now().Add(limitedFor)
+	for {
 		content, err := s.get(ctx)
 		if err == nil {
 			return snapshot(content), nil
 		}
 		// The SDK allows 5 GetConfig calls a second per config, for the whole
-		// process, and refuses more without asking the server: wait for the
-		// next token rather than report the server as failing.
-		if attempt >= limitedAttempts || !isLimited(err) || ctx.Err() != nil {
+		// process, and refuses more without asking the server: wait for a
+		// token rather than report the server as failing. Several readers of
+		// one config (a Readable, the Writables of concurrent Updates) share
+		// the tokens, so the waits are jittered and bounded in time, not in
+		// attempts.
+		if !isLimited(err) || ctx.Err() != nil || time.Now().After(deadline) {
 			return datasource.Snapshot{}, fmt.Errorf("nacos: get %s: %w", s.name(), err)
 		}
-		t := time.NewTimer(limitedWait)
+		t := time.NewTimer(limitedWait/2 + rand.N(limitedWait))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -177,11 +182,12 @@ func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 	}
 }
 
-// The SDK's own limit on GetConfig: how many times Read tries, and how long
-// it waits between tries (a token comes every 200 ms).
+// The SDK's own limit on GetConfig: how long Read keeps trying, and the mean
+// wait between tries (a token comes every 200 ms; each wait is drawn from
+// [limitedWait/2, 3*limitedWait/2)).
 const (
-	limitedAttempts = 5
-	limitedWait     = 250 * time.Millisecond
+	limitedFor  = 5 * time.Second
+	limitedWait = 200 * time.Millisecond
 )
 
 // get calls GetConfig, returning early when ctx is done.

@@ -154,11 +154,11 @@ func TestJavaDocument(t *testing.T) {
 
 // TestWriteCAS: compare-and-set through the Sink. Stale revisions and
 // creating over an existing config fail with ErrConflict and store nothing;
-// of two concurrent creators one wins. On a server that honours CasMd5 (real
-// Nacos), an update at the current md5 succeeds and of two concurrent
-// updaters one wins.
+// of two concurrent creators one wins; an update at the current md5
+// succeeds and of two concurrent updaters one wins.
 func TestWriteCAS(t *testing.T) {
 	srv := integration.StartNacos(t)
+	requireCAS(t, srv)
 	ctx := testCtx(t)
 	const group = "SENTINEL_GROUP"
 	cli := newClient(t, srv.Addr(), "")
@@ -196,11 +196,7 @@ func TestWriteCAS(t *testing.T) {
 		t.Logf("stale revision: %v", err)
 	})
 
-	cas, why := serverHonoursCAS(t, srv)
 	t.Run("UpdateAtCurrentRevision", func(t *testing.T) {
-		if !cas {
-			t.Skipf("the server does not honour CasMd5: %s (PolarisMesh v1.18.1 drops it; real Nacos compares it)", why)
-		}
 		dataID := uniqueID("bulwark-cas-update")
 		w := newWriter(t, srv.Addr(), "", dataID, group)
 		require.NoError(t, w.put(ctx, flowDoc("a", 1)))
@@ -213,9 +209,6 @@ func TestWriteCAS(t *testing.T) {
 		require.NoError(t, w.await(ctx, flowDoc("a", 2)))
 	})
 	t.Run("TwoUpdatersOneWins", func(t *testing.T) {
-		if !cas {
-			t.Skipf("the server does not honour CasMd5: %s", why)
-		}
 		dataID := uniqueID("bulwark-cas-race-update")
 		w := newWriter(t, srv.Addr(), "", dataID, group)
 		require.NoError(t, w.put(ctx, flowDoc("a", 1)))
