@@ -59,12 +59,21 @@
 // config type sent with the publish is "json" unless [WithType] says
 // otherwise. Empty data cannot be written (it would read as deleted).
 //
+// Reads may lag writes: the server answers GetConfig from a cache, so for a
+// moment after a publish (about a second on PolarisMesh) a read may still
+// return the previous content. The framework allows for that: a write with
+// datasource.WaitApplied waits until the Readable reads the new md5 (a read
+// of the md5 it replaced is stale and is retried), and Update's attempts
+// outlast the lag.
+//
 // Note for PolarisMesh (a Go server speaking the Nacos protocol, used by
-// this module's integration tests): v1.18.1 drops CasMd5 when it converts a
-// publish request, so it refuses every compare-and-set update of an
-// existing config as a conflict (creating works). Against it, Writable.Write
-// and Update fail with ErrConflict once the document exists; real Nacos
-// compares CasMd5 as described above.
+// this module's integration tests): v1.18.1 as released drops CasMd5 when
+// it converts a publish request, so it refuses every compare-and-set update
+// of an existing config as a conflict (creating works); against it,
+// Writable.Write and Update fail with ErrConflict once the document exists.
+// The integration harness builds it with that fixed
+// (integration/tools/polaris/build.sh); real Nacos compares CasMd5 as
+// described above.
 //
 // nacos-sdk-go v2.3.2 itself has a data race when its gRPC client
 // reconnects (upstream issues 741 and 905): programs and tests built with
