@@ -153,8 +153,9 @@ type lagging struct {
 }
 
 type lagEntry struct {
-	at   time.Time
-	snap datasource.Snapshot
+	at     time.Time
+	snap   datasource.Snapshot
+	glitch bool // a read-side glitch, not a stored document
 }
 
 func newLagging(lag time.Duration, initial datasource.Snapshot) *lagging {
@@ -166,6 +167,15 @@ func (l *lagging) set(data []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.history = append(l.history, lagEntry{at: time.Now(), snap: datasource.Snapshot{Data: data, Revision: datasource.ContentRevision(data)}})
+}
+
+// glitch makes the document read as missing from now (lag later) until
+// the next write, without changing what compare-and-set compares with, the
+// way a server that swaps releases in its cache answers for a moment.
+func (l *lagging) glitch() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.history = append(l.history, lagEntry{at: time.Now(), snap: datasource.Snapshot{Missing: true}, glitch: true})
 }
 
 func (l *lagging) readCount() int {
@@ -194,7 +204,12 @@ func (l *lagging) Close() error { return nil }
 func (l *lagging) Write(_ context.Context, data []byte, expect string) (datasource.Snapshot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	last := l.history[len(l.history)-1].snap
+	var last datasource.Snapshot
+	for _, e := range l.history {
+		if !e.glitch {
+			last = e.snap
+		}
+	}
 	cur := last.Revision
 	if last.Missing {
 		cur = ""

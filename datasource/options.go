@@ -121,8 +121,9 @@ func WithUpdateAttempts(n int) Option { return func(o *options) { o.updateAttemp
 // A document replaced by a later write before r read it counts as applied.
 // A read that still returns the document the write replaced (a Source that
 // is eventually consistent, such as a Nacos-protocol server with a cache)
-// does not: r reads again, with a growing pause, until it sees the write,
-// a later document, or the timeout.
+// does not, nor does a read of "missing" after an update: r reads again,
+// with a growing pause, until it sees the write, a later document, or the
+// timeout.
 func WaitApplied[T any](r *Readable[T], timeout time.Duration) Option {
 	return func(o *options) {
 		o.wait = r.waitApplied

@@ -484,9 +484,12 @@ func (r *Readable[T]) waitRead(gen uint64) (Snapshot, bool) {
 // wait has the reader read again, after a pause that grows like the retry
 // backoff (WithBackoff, at most a second), until a read returns written
 // (applied or rejected) or a document that is neither (someone else wrote
-// after us), or ctx ends. A Source that reads its own writes returns on
-// its first read, as before. (With content revisions, a document set back
-// to prev by another writer reads as stale until ctx ends.)
+// after us), or ctx ends. A read of "missing" after a write that updated a
+// document counts as stale too (a server may answer so while it swaps
+// releases). A Source that reads its own writes returns on its first read,
+// as before. (So a document set back to prev by another writer, with
+// content revisions, or deleted right after the write, reads as stale until
+// ctx ends.)
 func (r *Readable[T]) waitApplied(ctx context.Context, prev, written Snapshot) error {
 	written = normalize(written)
 	prev = normalize(prev)
@@ -522,11 +525,14 @@ func (r *Readable[T]) waitApplied(ctx context.Context, prev, written Snapshot) e
 					return fmt.Errorf("%w: %w", ErrNotApplied, res.doc.rejected)
 				}
 				return nil
-			case !sameDoc(res.doc.missing, res.doc.rev, prev):
+			case !sameDoc(res.doc.missing, res.doc.rev, prev) && !(res.doc.missing && !prev.Missing):
 				return nil // replaced by a later document
 			}
 			// Stale: the Source does not show the write yet. Any read that
-			// starts after this one counts; ask for one after a pause.
+			// starts after this one counts; ask for one after a pause. A
+			// "missing" after an update is not taken for a later delete:
+			// some eventually consistent servers (PolarisMesh) answer
+			// "missing" for a moment while they swap in a new release.
 			stale++
 			want = res.gen + 1
 			d := backoff(stale, r.opts.backoffMin, min(r.opts.backoffMax, staleMaxPause))
@@ -541,7 +547,7 @@ func (r *Readable[T]) waitApplied(ctx context.Context, prev, written Snapshot) e
 		case <-ctx.Done():
 			why := ""
 			if stale > 0 {
-				why = fmt.Sprintf(" (%d reads still returned the replaced document)", stale)
+				why = fmt.Sprintf(" (%d reads still returned the replaced document, or none)", stale)
 			}
 			return named(r.name, "wait for revision %s%s: %w: %w", written.Revision, why, ErrNotApplied, context.Cause(ctx))
 		case <-r.ctx.Done():

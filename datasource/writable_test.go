@@ -196,6 +196,25 @@ func TestWaitAppliedReplacedByLaterWrite(t *testing.T) {
 	})
 }
 
+// A server that answers "missing" for a moment after an update (PolarisMesh
+// does while it swaps releases): the wait reads on until it sees the write.
+func TestWaitAppliedTransientMissing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newLagging(time.Second, datasource.Snapshot{Data: doc("a"), Revision: datasource.ContentRevision(doc("a"))})
+		r := datasource.NewReadable(l, codec{}, datasource.WithPollInterval(time.Hour))
+		require.NoError(t, r.Start(t.Context()))
+		defer r.Close()
+		w := datasource.NewWritable(l, codec{}, datasource.WaitApplied(r, time.Minute))
+		_, err := w.Read(t.Context())
+		require.NoError(t, err)
+		// Reads show a for a second, then missing for two, then the write.
+		l.glitch()
+		time.Sleep(2 * time.Second)
+		require.NoError(t, w.Write(t.Context(), []string{"b"}))
+		assert.Equal(t, []string{"b"}, value(t, r))
+	})
+}
+
 func TestWaitAppliedStaleUntilTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := newLagging(time.Hour, datasource.Snapshot{Data: doc("a"), Revision: datasource.ContentRevision(doc("a"))})
