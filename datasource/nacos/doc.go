@@ -73,7 +73,11 @@
 // Writable.Write and Update fail with ErrConflict once the document exists.
 // The integration harness builds it with that fixed
 // (integration/tools/polaris/build.sh); real Nacos compares CasMd5 as
-// described above.
+// described above. PolarisMesh v1.18.1 may also answer a config as missing
+// for a moment after a publish (its cache can drop the active release of
+// the old version after storing the new one, both under one key): a
+// Readable then clears the rules until its next read; use
+// datasource.WithKeepOnMissing against it.
 //
 // nacos-sdk-go v2.3.2 itself has a data race when its gRPC client
 // reconnects (upstream issues 741 and 905): programs and tests built with
