@@ -40,6 +40,18 @@
 // Start returns only when the server really serves: etcd answers a Get, Redis answers
 // PING, ZooKeeper's srvr command reports a Mode (ruok answers too early).
 //
+// # Cutting one client off
+//
+// [Cutter] is a loopback TCP proxy for a fault that hits one client only: give that client
+// [Cutter.Addr] and let every other client talk to the server directly. Disconnect closes
+// the Cutter's listeners and every connection through it (the client sees resets, then
+// refused dials) while the server keeps running; Reconnect listens again on the same
+// addresses. The two methods fit datasourcetest.Fault as method values. [NewCutter] forwards
+// any number of targets, each from a free port; [NewCutterSameOffsets] keeps the targets'
+// port distances, for a Nacos client, which dials gRPC on its HTTP port + 1000. A Cutter
+// shares its code with the proxy in front of the embedded etcd, is closed at the test's
+// cleanup and leaves no goroutine behind.
+//
 // # Skips
 //
 // When a server cannot be had (no redis-server or java binary, no Docker daemon, an image

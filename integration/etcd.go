@@ -74,7 +74,7 @@ func StartEtcd(t testing.TB, opts ...Option) *Server {
 	if err := b.start(ctx); err != nil {
 		failStart(t, "etcd", b, err)
 	}
-	return newServer(t, "etcd", ModeLocal, b.proxy.addr, clientTLS, b)
+	return newServer(t, "etcd", ModeLocal, b.proxy.addr(0), clientTLS, b)
 }
 
 // etcdReady proves that the server serves: a linearizable Get succeeds.
@@ -158,7 +158,7 @@ func (b *embedBackend) start(ctx context.Context) error {
 		b.closeEtcd()
 		return err
 	}
-	if err := poll(ctx, 50*time.Millisecond, func(ctx context.Context) error { return b.ready(ctx, b.proxy.addr) }); err != nil {
+	if err := poll(ctx, 50*time.Millisecond, func(ctx context.Context) error { return b.ready(ctx, b.proxy.addr(0)) }); err != nil {
 		_ = b.proxy.stop(ctx)
 		b.closeEtcd()
 		return err

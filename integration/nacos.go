@@ -33,6 +33,20 @@ const PolarisImage = "bulwark-nacos:polaris-v1.18.1-casfix"
 // every mode.
 const NacosGRPCPortOffset = 1000
 
+// NacosGRPCAddr returns the gRPC address that the Nacos SDKs dial for the server at HTTP
+// address httpAddr: the same host, the port plus [NacosGRPCPortOffset].
+func NacosGRPCAddr(httpAddr string) (string, error) {
+	host, port, err := net.SplitHostPort(httpAddr)
+	if err != nil {
+		return "", fmt.Errorf("nacos address: %w", err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return "", fmt.Errorf("bad port in %q: %w", httpAddr, err)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p+NacosGRPCPortOffset)), nil
+}
+
 // StartNacos starts a server speaking the Nacos config protocol (v1 HTTP on Addr, v2 gRPC on
 // Addr's port + NacosGRPCPortOffset) for t, running until t's cleanup, and returns when it
 // serves. No options apply to it yet.
@@ -84,16 +98,12 @@ func nacosReady(ctx context.Context, addr string) error {
 	default:
 		return fmt.Errorf("config query answered %s: %s", resp.Status, strings.TrimSpace(string(body)))
 	}
-	host, port, err := net.SplitHostPort(addr)
+	grpcAddr, err := NacosGRPCAddr(addr)
 	if err != nil {
 		return err
 	}
-	p, err := strconv.Atoi(port)
-	if err != nil {
-		return fmt.Errorf("bad port in %q: %w", addr, err)
-	}
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(p+NacosGRPCPortOffset)))
+	c, err := d.DialContext(ctx, "tcp", grpcAddr)
 	if err != nil {
 		return fmt.Errorf("grpc port: %w", err)
 	}

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -11,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -72,9 +70,9 @@ func srcDir() string {
 
 // nacosLocal is a Polaris server run as a child process.
 type nacosLocal struct {
-	port int       // HTTP port; gRPC is port + 1000
-	ns   *netns    // private network namespace, nil when the test's own is loopback-only
-	fwd  *nacosFwd // forwarder from the test's namespace into ns; nil without ns
+	port int    // HTTP port; gRPC is port + 1000
+	ns   *netns // private network namespace, nil when the test's own is loopback-only
+	fwd  *proxy // forwarder from the test's namespace into ns; nil without ns
 	p    *process
 }
 
@@ -102,19 +100,16 @@ func startNacosLocal(t testing.TB) *Server {
 	}
 	fail := func(err error) {
 		t.Helper()
-		if b.fwd != nil {
-			b.fwd.shut()
-		}
+		b.shutFwd()
 		if b.ns != nil {
 			b.ns.close()
 		}
 		t.Fatalf("nacos (local mode): %v", err)
 	}
 	if b.ns != nil {
-		if b.fwd, err = newNacosFwd(b.ns); err != nil {
+		if b.fwd, b.port, err = newNacosFwd(b.ns); err != nil {
 			fail(err)
 		}
-		b.port = b.fwd.port
 	} else if b.port, err = freePortPair(); err != nil {
 		fail(err)
 	}
@@ -146,8 +141,10 @@ func startNacosLocal(t testing.TB) *Server {
 
 func (b *nacosLocal) start(ctx context.Context) error {
 	if b.fwd != nil {
-		if err := b.fwd.listen(); err != nil {
-			return err
+		// Listen again after a stop; the ports may take a moment to be free.
+		err := poll(ctx, 100*time.Millisecond, func(context.Context) error { return b.fwd.reopen() })
+		if err != nil {
+			return fmt.Errorf("nacos forwarder: %w", err)
 		}
 	}
 	run := b.p.run
@@ -185,9 +182,7 @@ func (b *nacosLocal) start(ctx context.Context) error {
 // stop kills the server (SIGKILL is safe: boltdb commits are durable) and, with a
 // forwarder, closes its listeners so clients get connection refused.
 func (b *nacosLocal) stop(ctx context.Context) error {
-	if b.fwd != nil {
-		b.fwd.shut()
-	}
+	b.shutFwd()
 	return b.p.kill(ctx)
 }
 
@@ -196,9 +191,7 @@ func (b *nacosLocal) resume(context.Context) error { return b.p.signal(unix.SIGC
 
 func (b *nacosLocal) close(ctx context.Context) error {
 	err := b.p.kill(ctx)
-	if b.fwd != nil {
-		b.fwd.shut()
-	}
+	b.shutFwd()
 	if b.ns != nil {
 		b.ns.close()
 	}
@@ -298,38 +291,13 @@ func loopbackOnly() (bool, error) {
 // freePortPair returns a port P on 127.0.0.1 such that P and P+1000 were free a moment ago
 // (the Nacos SDK dials gRPC on the HTTP port + 1000).
 func freePortPair() (int, error) {
-	l1, l2, err := listenPortPair()
+	lns, err := listenSpread(0, NacosGRPCPortOffset)
 	if err != nil {
 		return 0, err
 	}
-	port := l1.Addr().(*net.TCPAddr).Port
-	l1.Close()
-	l2.Close()
+	port := lns[0].Addr().(*net.TCPAddr).Port
+	closeListeners(lns)
 	return port, nil
-}
-
-// listenPortPair listens on 127.0.0.1:P and 127.0.0.1:P+1000 for some free P.
-func listenPortPair() (net.Listener, net.Listener, error) {
-	var last error
-	for range 50 {
-		l1, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, nil, fmt.Errorf("find a free port pair: %w", err)
-		}
-		port := l1.Addr().(*net.TCPAddr).Port
-		if port+1000 > 65535 {
-			l1.Close()
-			continue
-		}
-		l2, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+1000)))
-		if err != nil {
-			l1.Close()
-			last = err
-			continue
-		}
-		return l1, l2, nil
-	}
-	return nil, nil, fmt.Errorf("find a free port pair P, P+1000: %w", last)
 }
 
 // netns is a private network namespace with only a loopback interface, up. It lives as long
@@ -477,116 +445,26 @@ func (n *netns) holds(pid int) error {
 
 func (n *netns) close() { n.f.Close() }
 
-// nacosFwd forwards 127.0.0.1:P and 127.0.0.1:P+1000 of the test's namespace to the same
-// ports inside a private namespace.
-type nacosFwd struct {
-	ns   *netns
-	port int
-
-	mu    sync.Mutex
-	ls    []net.Listener
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
-}
-
-func newNacosFwd(ns *netns) (*nacosFwd, error) {
-	l1, l2, err := listenPortPair()
+// newNacosFwd returns a proxy that forwards 127.0.0.1:P and 127.0.0.1:P+1000 of the test's
+// namespace to the same ports inside ns, and P.
+func newNacosFwd(ns *netns) (*proxy, int, error) {
+	lns, err := listenSpread(0, NacosGRPCPortOffset)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	f := &nacosFwd{ns: ns, port: l1.Addr().(*net.TCPAddr).Port, conns: map[net.Conn]struct{}{}}
-	f.serve(l1, l2)
-	return f, nil
+	targets := make([]string, len(lns))
+	for i, ln := range lns {
+		targets[i] = ln.Addr().String()
+	}
+	f := newProxy()
+	f.dial = ns.dial
+	f.serve(lns, targets)
+	return f, lns[0].Addr().(*net.TCPAddr).Port, nil
 }
 
-// listen listens again after shut, on the same ports.
-func (f *nacosFwd) listen() error {
-	f.mu.Lock()
-	open := len(f.ls) > 0
-	f.mu.Unlock()
-	if open {
-		return nil
+// shutFwd closes the forwarder's listeners and every forwarded connection.
+func (b *nacosLocal) shutFwd() {
+	if b.fwd != nil {
+		_ = b.fwd.stop(context.Background())
 	}
-	var ls []net.Listener
-	for _, port := range []int{f.port, f.port + 1000} {
-		var l net.Listener
-		err := poll(context.Background(), 100*time.Millisecond, func(context.Context) error {
-			var err error
-			l, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-			return err
-		})
-		if err != nil {
-			for _, l := range ls {
-				l.Close()
-			}
-			return fmt.Errorf("listen again on port %d: %w", port, err)
-		}
-		ls = append(ls, l)
-	}
-	f.serve(ls...)
-	return nil
-}
-
-func (f *nacosFwd) serve(ls ...net.Listener) {
-	f.mu.Lock()
-	f.ls = ls
-	f.mu.Unlock()
-	for _, l := range ls {
-		target := net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
-		f.wg.Add(1)
-		go func() {
-			defer f.wg.Done()
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				go f.pipe(c, target)
-			}
-		}()
-	}
-}
-
-// pipe copies between c and a new connection to target inside the namespace, until
-// either side ends.
-func (f *nacosFwd) pipe(c net.Conn, target string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	s, err := f.ns.dial(ctx, target)
-	cancel()
-	if err != nil {
-		c.Close()
-		return
-	}
-	f.mu.Lock()
-	f.conns[c], f.conns[s] = struct{}{}, struct{}{}
-	f.mu.Unlock()
-	done := make(chan struct{}, 2)
-	cp := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		done <- struct{}{}
-	}
-	go cp(s, c)
-	go cp(c, s)
-	<-done
-	c.Close()
-	s.Close()
-	<-done
-	f.mu.Lock()
-	delete(f.conns, c)
-	delete(f.conns, s)
-	f.mu.Unlock()
-}
-
-// shut closes the listeners and every forwarded connection.
-func (f *nacosFwd) shut() {
-	f.mu.Lock()
-	for _, l := range f.ls {
-		l.Close()
-	}
-	f.ls = nil
-	for c := range f.conns {
-		c.Close()
-	}
-	f.mu.Unlock()
-	f.wg.Wait()
 }

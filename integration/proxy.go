@@ -4,20 +4,33 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
+	"strconv"
 	"sync"
+	"time"
 )
 
-// proxy is a loopback TCP proxy in front of an in-process server. It gives the server a
-// stable address across restarts and lets a test freeze traffic (Pause) the way SIGSTOP
-// freezes a process: connections stay open, bytes are neither delivered nor answered, new
-// connections are accepted by the kernel but not served. Close of the listener (stop)
-// makes new connections fail with connection refused.
+// proxy is a loopback TCP proxy: one listener per target, each forwarding to its target.
+// It gives a server a stable address across restarts and lets a test freeze traffic
+// (pause) the way SIGSTOP freezes a process: connections stay open, bytes are neither
+// delivered nor answered, new connections are accepted by the kernel but not served.
+// Closing the listeners (stop) makes new connections fail with connection refused and
+// ends every forwarded connection; listen opens them again on the same addresses.
+//
+// It serves the embedded etcd, the forwarder into Polaris' private network namespace and
+// the exported [Cutter].
 type proxy struct {
-	addr string // listen address, fixed after the first listen
+	// dial connects to a target; nil is a plain TCP dial.
+	dial func(ctx context.Context, addr string) (net.Conn, error)
+	// sameOffsets makes the first listen pick ports at the same distances from each
+	// other as the targets' ports (the Nacos HTTP and gRPC ports, P and P+1000).
+	sameOffsets bool
 
 	mu      sync.Mutex
-	target  string
-	ln      net.Listener
+	addrs   []string // listen addresses, fixed after the first listen
+	targets []string
+	lns     []net.Listener // nil while stopped
+	gen     int            // counts stops: a connection of an older generation is not served
 	conns   map[net.Conn]struct{}
 	paused  bool
 	resumed chan struct{} // closed on resume; replaced on pause
@@ -30,27 +43,77 @@ func newProxy() *proxy {
 	return &proxy{conns: make(map[net.Conn]struct{}), resumed: ch}
 }
 
-// listen opens the listener, on a free port the first time and on the same port after.
-func (p *proxy) listen(target string) error {
-	addr := p.addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("proxy listen on %s: %w", addr, err)
-	}
+// listen opens one listener per target: on free ports of 127.0.0.1 the first time, on
+// the same addresses after. When the proxy already listens only the targets change (for
+// new connections).
+func (p *proxy) listen(targets ...string) error {
 	p.mu.Lock()
-	p.addr = ln.Addr().String()
-	p.ln = ln
-	p.target = target
+	addrs, open := p.addrs, p.lns != nil
+	if open {
+		p.targets = slices.Clone(targets)
+	}
 	p.mu.Unlock()
-	p.wg.Add(1)
-	go p.accept(ln)
+	if open {
+		return nil
+	}
+	var lns []net.Listener
+	var err error
+	switch {
+	case addrs != nil:
+		if len(addrs) != len(targets) {
+			return fmt.Errorf("proxy listen: %d targets for %d addresses", len(targets), len(addrs))
+		}
+		lns, err = listenAll(addrs)
+	case p.sameOffsets:
+		var offsets []int
+		if offsets, err = portOffsets(targets); err == nil {
+			lns, err = listenSpread(offsets...)
+		}
+	default:
+		lns, err = listenAll(slices.Repeat([]string{"127.0.0.1:0"}, len(targets)))
+	}
+	if err != nil {
+		return fmt.Errorf("proxy listen: %w", err)
+	}
+	p.serve(lns, targets)
 	return nil
 }
 
-func (p *proxy) accept(ln net.Listener) {
+// reopen listens again, after stop, with the targets of the last listen.
+func (p *proxy) reopen() error {
+	p.mu.Lock()
+	targets := p.targets
+	p.mu.Unlock()
+	return p.listen(targets...)
+}
+
+// serve takes over listeners lns, lns[i] forwarding to targets[i], and accepts on them.
+func (p *proxy) serve(lns []net.Listener, targets []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.addrs == nil {
+		for _, ln := range lns {
+			p.addrs = append(p.addrs, ln.Addr().String())
+		}
+	}
+	p.lns, p.targets = lns, slices.Clone(targets)
+	for i, ln := range lns {
+		p.wg.Add(1)
+		go p.accept(ln, i, p.gen)
+	}
+}
+
+// addr returns the address of listener i.
+func (p *proxy) addr(i int) string { return p.addresses()[i] }
+
+// addresses returns the listen addresses, one per target.
+func (p *proxy) addresses() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.addrs)
+}
+
+func (p *proxy) accept(ln net.Listener, i, gen int) {
 	defer p.wg.Done()
 	for {
 		c, err := ln.Accept()
@@ -58,34 +121,42 @@ func (p *proxy) accept(ln net.Listener) {
 			return
 		}
 		p.mu.Lock()
-		if p.ln != ln { // closed meanwhile
+		if p.gen != gen { // stopped meanwhile
 			p.mu.Unlock()
 			c.Close()
 			return
 		}
 		p.conns[c] = struct{}{}
-		target := p.target
-		p.mu.Unlock()
+		target := p.targets[i]
 		p.wg.Add(1)
-		go p.serve(c, target)
+		p.mu.Unlock()
+		go p.forward(c, target, gen)
 	}
 }
 
-func (p *proxy) serve(c net.Conn, target string) {
+// forward copies between c and a new connection to target until either side ends.
+func (p *proxy) forward(c net.Conn, target string, gen int) {
 	defer p.wg.Done()
 	defer p.forget(c)
 	// A paused server does not even answer a new connection.
-	if !p.wait() {
+	if !p.wait(gen) {
 		c.Close()
 		return
 	}
-	up, err := net.Dial("tcp", target)
+	dial := p.dial
+	if dial == nil {
+		var d net.Dialer
+		dial = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	up, err := dial(ctx, target)
+	cancel()
 	if err != nil {
 		c.Close()
 		return
 	}
 	p.mu.Lock()
-	if p.ln == nil { // stopped while dialing
+	if p.gen != gen { // stopped while dialing
 		p.mu.Unlock()
 		c.Close()
 		up.Close()
@@ -95,45 +166,48 @@ func (p *proxy) serve(c net.Conn, target string) {
 	p.mu.Unlock()
 	defer p.forget(up)
 	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		buf := make([]byte, 32*1024)
-		for {
-			n, err := src.Read(buf)
-			if n > 0 {
-				if !p.wait() {
-					break
-				}
-				if _, werr := dst.Write(buf[:n]); werr != nil {
-					break
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		// Either side gone: close both so the other copy ends too.
-		dst.Close()
-		src.Close()
-		done <- struct{}{}
-	}
-	go pipe(up, c)
-	go pipe(c, up)
+	go p.pipe(up, c, gen, done)
+	go p.pipe(c, up, gen, done)
 	<-done
 	<-done
 }
 
-// wait blocks while the proxy is paused; it returns false when the proxy stopped.
-func (p *proxy) wait() bool {
+// pipe copies src to dst, holding bytes while the proxy is paused. When either side is
+// gone it closes both, so that the other pipe ends too.
+func (p *proxy) pipe(dst, src net.Conn, gen int, done chan<- struct{}) {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if !p.wait(gen) {
+				break
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	dst.Close()
+	src.Close()
+	done <- struct{}{}
+}
+
+// wait blocks while the proxy is paused; it returns false when the proxy has stopped
+// since generation gen.
+func (p *proxy) wait(gen int) bool {
 	for {
 		p.mu.Lock()
-		ch, stopped := p.resumed, p.ln == nil
+		ch, stopped := p.resumed, p.gen != gen
 		p.mu.Unlock()
 		if stopped {
 			return false
 		}
 		<-ch
 		p.mu.Lock()
-		paused, stopped := p.paused, p.ln == nil
+		paused, stopped := p.paused, p.gen != gen
 		p.mu.Unlock()
 		if stopped {
 			return false
@@ -168,14 +242,15 @@ func (p *proxy) resume() {
 	}
 }
 
-// stop closes the listener and every connection, and waits for its goroutines. The
+// stop closes the listeners and every connection, and waits for its goroutines. The
 // pause state is cleared.
 func (p *proxy) stop(ctx context.Context) error {
 	p.mu.Lock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
+	for _, ln := range p.lns {
+		ln.Close()
 	}
+	p.lns = nil
+	p.gen++
 	for c := range p.conns {
 		c.Close()
 	}
@@ -191,5 +266,81 @@ func (p *proxy) stop(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("proxy stop: %w", ctx.Err())
+	}
+}
+
+// listenAll listens on every address, or on none.
+func listenAll(addrs []string) ([]net.Listener, error) {
+	lns := make([]net.Listener, 0, len(addrs))
+	for _, addr := range addrs {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			closeListeners(lns)
+			return nil, fmt.Errorf("listen on %s: %w", addr, err)
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
+}
+
+// listenSpread listens on 127.0.0.1:P+offsets[i], for each i, for some P at which all of
+// them are free.
+func listenSpread(offsets ...int) ([]net.Listener, error) {
+	if len(offsets) == 0 {
+		return nil, nil
+	}
+	var last error
+	for range 50 {
+		first, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find free ports: %w", err)
+		}
+		base := first.Addr().(*net.TCPAddr).Port - offsets[0]
+		lns := []net.Listener{first}
+		for _, off := range offsets[1:] {
+			port := base + off
+			if port < 1 || port > 65535 {
+				last = fmt.Errorf("port %d out of range", port)
+				break
+			}
+			ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+			if err != nil {
+				last = err
+				break
+			}
+			lns = append(lns, ln)
+		}
+		if len(lns) == len(offsets) {
+			return lns, nil
+		}
+		closeListeners(lns)
+	}
+	return nil, fmt.Errorf("find free ports P%+v: %w", offsets, last)
+}
+
+// portOffsets returns the distance of each address's port from the first one's.
+func portOffsets(addrs []string) ([]int, error) {
+	offsets := make([]int, len(addrs))
+	var first int
+	for i, addr := range addrs {
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("target %q: %w", addr, err)
+		}
+		n, err := strconv.Atoi(port)
+		if err != nil {
+			return nil, fmt.Errorf("target %q: port: %w", addr, err)
+		}
+		if i == 0 {
+			first = n
+		}
+		offsets[i] = n - first
+	}
+	return offsets, nil
+}
+
+func closeListeners(lns []net.Listener) {
+	for _, ln := range lns {
+		ln.Close()
 	}
 }

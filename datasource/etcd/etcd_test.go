@@ -22,7 +22,7 @@ import (
 )
 
 // harness runs each case on its own key, with a Source whose client goes
-// through its own cutter (the Fault), while Put and Delete use a client
+// through its own integration.Cutter (the Fault), while Put and Delete use a client
 // that talks to the server directly.
 func harness(t *testing.T, srv *integration.Server) datasourcetest.Harness {
 	other := newClient(t, srv.Addr(), withTLS(srv.TLS()))
@@ -30,8 +30,8 @@ func harness(t *testing.T, srv *integration.Server) datasourcetest.Harness {
 		Timeout: 20 * time.Second,
 		New: func(t *testing.T) datasourcetest.Backend {
 			key := "/bulwark-test/conformance/" + t.Name()
-			cut := newCutter(t, srv.Addr())
-			cli := newClient(t, cut.addr, withTLS(srv.TLS()))
+			cut := integration.NewCutter(t, srv.Addr())
+			cli := newClient(t, cut.Addr(0), withTLS(srv.TLS()))
 			// Connect now: the client's connection goroutines are the
 			// caller's and outlive the Source (CloseWaitsNoLeak).
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -204,8 +204,8 @@ func TestCompactionResync(t *testing.T) {
 	srv := startEtcd(t)
 	ctx := testCtx(t)
 	other := newClient(t, srv.Addr())
-	cut := newCutter(t, srv.Addr())
-	cli := newClient(t, cut.addr)
+	cut := integration.NewCutter(t, srv.Addr())
+	cli := newClient(t, cut.Addr(0))
 	const key = "/bulwark-test/compaction-resync"
 	_, err := other.Put(ctx, key, `[{"resource":"a","count":1}]`)
 	require.NoError(t, err)

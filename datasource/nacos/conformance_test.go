@@ -17,8 +17,9 @@ import (
 // sdkGoroutines are goroutines that outlive a Source: the nacos SDK's
 // (its listen loop's self-notification, its rpc clients' event and health
 // loops, the server-push stream, lumberjack's log rotation), gRPC's, and the
-// byte copiers of the test's cutter proxy and of the harness' namespace
-// forwarder, for the connections the SDK keeps.
+// forwarders of the test's integration.Cutter and of the harness' namespace
+// forwarder (both integration's proxy), for connections the SDK opens while
+// a case runs: they end at the test's cleanup, after the leak check.
 var sdkGoroutines = []goleak.Option{
 	goleak.IgnoreAnyFunction("github.com/nacos-group/nacos-sdk-go/v2/clients/config_client.(*ConfigClient).asyncNotifyListenConfig.func1"),
 	goleak.IgnoreAnyFunction("github.com/nacos-group/nacos-sdk-go/v2/clients/config_client.(*ConfigClient).startInternal.func1"),
@@ -33,9 +34,8 @@ var sdkGoroutines = []goleak.Option{
 	goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/transport.(*controlBuffer).get"),
 	goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/transport.(*http2Client).reader"),
 	goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/transport.newHTTP2Client.func6"),
-	goleak.IgnoreAnyFunction("github.com/bulwark-go/bulwark/datasource/nacos_test.(*cutter).accept.func1"),
-	goleak.IgnoreAnyFunction("github.com/bulwark-go/bulwark/integration.(*nacosFwd).pipe"),
-	goleak.IgnoreAnyFunction("github.com/bulwark-go/bulwark/integration.(*nacosFwd).pipe.func1"),
+	goleak.IgnoreAnyFunction("github.com/bulwark-go/bulwark/integration.(*proxy).forward"),
+	goleak.IgnoreAnyFunction("github.com/bulwark-go/bulwark/integration.(*proxy).pipe"),
 }
 
 func TestConformance(t *testing.T) {
@@ -53,21 +53,20 @@ func TestConformance(t *testing.T) {
 			n++
 			dataID := fmt.Sprintf("bulwark-conformance-%d-%d", time.Now().UnixNano(), n)
 			const group = "SENTINEL_GROUP"
-			cut := newCutter(t, srv.Addr())
-			src := nacos.New(newClient(t, cut.Addr(), ""), dataID, group)
+			cut := newCutter(t, srv)
+			src := nacos.New(newClient(t, cut.Addr(0), ""), dataID, group)
 			w := newWriter(t, srv.Addr(), "", dataID, group)
 			// Connect now, so that the goroutines of the connection are
 			// there before the leak check takes its baseline.
 			_, err := src.Read(testCtx(t))
 			require.NoError(t, err)
-			disconnect, reconnect := cut.fault(src)
 			b := datasourcetest.Backend{
 				Source: src,
 				Put:    func(ctx context.Context, b []byte) error { return w.put(ctx, string(b)) },
 				Delete: func(ctx context.Context) error { return w.del(ctx) },
 			}
 			if !raceEnabled {
-				b.Fault = &datasourcetest.Fault{Disconnect: disconnect, Reconnect: reconnect}
+				b.Fault = &datasourcetest.Fault{Disconnect: disconnectWait(cut, src), Reconnect: cut.Reconnect}
 			}
 			return b
 		},

@@ -217,138 +217,22 @@ func requireCAS(t *testing.T, srv *integration.Server) {
 		"integration/tools/polaris/build.sh (it applies the CasMd5 fix), or use real Nacos", casReason)
 }
 
-// cutter is a loopback TCP proxy pair (P and P+1000, the HTTP and gRPC ports
-// the SDK dials) in front of a Nacos server that cuts one client off
-// (Disconnect: listeners and connections closed, dials refused) and lets it
-// back (Reconnect: listening again on the same ports), while other clients
-// talk to the server directly.
-type cutter struct {
-	target int // server HTTP port
-	port   int // our HTTP port
-
-	mu    sync.Mutex
-	lns   []net.Listener
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
-}
-
-func newCutter(t *testing.T, serverAddr string) *cutter {
+// newCutter returns a Cutter in front of srv's HTTP and gRPC ports (P and
+// P+1000, both dialed by the SDK) that cuts off the client given cut.Addr(0)
+// while other clients talk to the server directly.
+func newCutter(t *testing.T, srv *integration.Server) *integration.Cutter {
 	t.Helper()
-	_, port, err := net.SplitHostPort(serverAddr)
+	grpcAddr, err := integration.NacosGRPCAddr(srv.Addr())
 	require.NoError(t, err)
-	target, err := strconv.Atoi(port)
-	require.NoError(t, err)
-	c := &cutter{target: target, conns: map[net.Conn]struct{}{}}
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if p+integration.NacosGRPCPortOffset > 65535 {
-			continue
-		}
-		c.port = p
-		if err = c.listen(); err == nil {
-			break
-		}
-		c.port = 0
-	}
-	require.NotZero(t, c.port, "no free port pair for the cutter")
-	t.Cleanup(func() {
-		c.cut()
-		c.wg.Wait()
-	})
-	return c
+	return integration.NewCutterSameOffsets(t, srv.Addr(), grpcAddr)
 }
 
-// Addr is the address to give the client under test.
-func (c *cutter) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port)) }
-
-func (c *cutter) listen() error {
-	var lns []net.Listener
-	for _, off := range []int{0, integration.NacosGRPCPortOffset} {
-		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port+off)))
-		if err != nil {
-			for _, l := range lns {
-				l.Close()
-			}
-			return err
-		}
-		lns = append(lns, ln)
-	}
-	c.mu.Lock()
-	c.lns = lns
-	c.mu.Unlock()
-	for i, ln := range lns {
-		target := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.target+i*integration.NacosGRPCPortOffset))
-		c.wg.Go(func() { c.accept(ln, target) })
-	}
-	return nil
-}
-
-func (c *cutter) accept(ln net.Listener, target string) {
-	for {
-		down, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		up, err := net.Dial("tcp", target)
-		if err != nil {
-			down.Close()
-			continue
-		}
-		c.mu.Lock()
-		if len(c.lns) == 0 { // cut meanwhile
-			c.mu.Unlock()
-			down.Close()
-			up.Close()
-			continue
-		}
-		c.conns[down], c.conns[up] = struct{}{}, struct{}{}
-		c.mu.Unlock()
-		pipe := func(dst, src net.Conn) {
-			buf := make([]byte, 32<<10)
-			for {
-				n, err := src.Read(buf)
-				if n > 0 {
-					if _, werr := dst.Write(buf[:n]); werr != nil {
-						break
-					}
-				}
-				if err != nil {
-					break
-				}
-			}
-			dst.Close()
-			src.Close()
-			c.mu.Lock()
-			delete(c.conns, dst)
-			delete(c.conns, src)
-			c.mu.Unlock()
-		}
-		c.wg.Go(func() { pipe(up, down) })
-		c.wg.Go(func() { pipe(down, up) })
-	}
-}
-
-func (c *cutter) cut() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, ln := range c.lns {
-		ln.Close()
-	}
-	c.lns = nil
-	for conn := range c.conns {
-		conn.Close()
-	}
-}
-
-// fault returns the Disconnect and Reconnect of src's connection: Disconnect
-// returns once a read through src fails.
-func (c *cutter) fault(src *nacos.Source) (disconnect, reconnect func(t *testing.T)) {
-	disconnect = func(t *testing.T) {
+// disconnectWait returns a Fault's Disconnect for src's connection through
+// cut: it returns once a read through src fails.
+func disconnectWait(cut *integration.Cutter, src *nacos.Source) func(t *testing.T) {
+	return func(t *testing.T) {
 		t.Helper()
-		c.cut()
+		cut.Disconnect(t)
 		require.Eventually(t, func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			defer cancel()
@@ -356,12 +240,6 @@ func (c *cutter) fault(src *nacos.Source) (disconnect, reconnect func(t *testing
 			return err != nil
 		}, 20*time.Second, 10*time.Millisecond, "reads through the cut-off client still succeed")
 	}
-	reconnect = func(t *testing.T) {
-		t.Helper()
-		require.Eventually(t, func() bool { return c.listen() == nil }, 10*time.Second, 50*time.Millisecond,
-			"listen again on ports %d and %d", c.port, c.port+integration.NacosGRPCPortOffset)
-	}
-	return disconnect, reconnect
 }
 
 // sdkReconnectRace says why tests in which the SDK reconnects cannot run
