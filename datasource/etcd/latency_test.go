@@ -2,8 +2,6 @@ package etcd_test
 
 import (
 	"fmt"
-	"math"
-	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/etcd"
 )
 
@@ -67,9 +66,6 @@ func TestPropagationLatency(t *testing.T) {
 		}
 		lat = append(lat, time.Since(start))
 	}
-	slices.Sort(lat)
-	// Nearest rank: p99 of 100 samples is the 99th smallest.
-	pct := func(p float64) time.Duration { return lat[max(0, int(math.Ceil(p*float64(len(lat))))-1)] }
-	t.Logf("etcd (%s mode) write -> rule active over %d updates: p50 %v, p99 %v, max %v",
-		srv.Mode(), n, pct(0.50).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), lat[len(lat)-1].Round(10*time.Microsecond))
+	t.Logf("etcd (%s mode) write -> rule active over %d updates: %v",
+		srv.Mode(), n, datasourcetest.Summarize(lat).Round(10*time.Microsecond))
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/file"
 )
 
@@ -75,11 +75,5 @@ func BenchmarkPropagation(b *testing.B) {
 		lat = append(lat, time.Since(start))
 	}
 	b.StopTimer()
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) / float64(time.Millisecond)
-	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
-	b.ReportMetric(pct(1), "max-ms")
+	datasourcetest.Summarize(lat).Report(b)
 }

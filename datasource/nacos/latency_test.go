@@ -2,8 +2,6 @@ package nacos_test
 
 import (
 	"fmt"
-	"math"
-	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/nacos"
 	"github.com/bulwark-go/bulwark/integration"
 )
@@ -88,12 +87,8 @@ func TestPropagationLatency(t *testing.T) {
 		lat = append(lat, time.Since(start))
 		visible = append(visible, <-seen)
 	}
-	pct := func(d []time.Duration, p float64) time.Duration {
-		d = slices.Sorted(slices.Values(d))
-		return d[max(0, int(math.Ceil(p*float64(len(d))))-1)].Round(time.Millisecond)
-	}
-	t.Logf("nacos (%s mode) publish -> rule active over %d updates: p50 %v, p99 %v, max %v",
-		srv.Mode(), n, pct(lat, 0.50), pct(lat, 0.99), pct(lat, 1))
-	t.Logf("nacos (%s mode) publish -> readable over HTTP (the server alone): p50 %v, p99 %v, max %v",
-		srv.Mode(), pct(visible, 0.50), pct(visible, 0.99), pct(visible, 1))
+	t.Logf("nacos (%s mode) publish -> rule active over %d updates: %v",
+		srv.Mode(), n, datasourcetest.Summarize(lat).Round(time.Millisecond))
+	t.Logf("nacos (%s mode) publish -> readable over HTTP (the server alone): %v",
+		srv.Mode(), datasourcetest.Summarize(visible).Round(time.Millisecond))
 }

@@ -2,8 +2,6 @@ package redis_test
 
 import (
 	"fmt"
-	"math"
-	"slices"
 	"testing"
 	"time"
 
@@ -13,13 +11,14 @@ import (
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/redis"
 	"github.com/bulwark-go/bulwark/integration"
 )
 
 // propagation measures n updates, each from the start of another client's
 // SET + PUBLISH to the moment a real engine's flow rule has the new
-// threshold (RuleManager.OnChange). It returns the latencies, sorted.
+// threshold (RuleManager.OnChange). It returns the latencies.
 func propagation(tb testing.TB, n int) ([]time.Duration, integration.Mode) {
 	tb.Helper()
 	srv := integration.StartRedis(tb)
@@ -64,23 +63,15 @@ func propagation(tb testing.TB, n int) ([]time.Duration, integration.Mode) {
 		}
 		lat = append(lat, time.Since(start))
 	}
-	slices.Sort(lat)
 	return lat, srv.Mode()
-}
-
-// pct returns the nearest-rank p-th percentile of sorted latencies.
-func pct(lat []time.Duration, p float64) time.Duration {
-	i := int(math.Ceil(p*float64(len(lat)))) - 1
-	return lat[min(max(i, 0), len(lat)-1)]
 }
 
 // TestPropagationLatency logs p50/p99/max of 100 updates, write to rule
 // active in a real engine (target p99 < 20 ms; nothing asserts timing).
 func TestPropagationLatency(t *testing.T) {
 	lat, mode := propagation(t, 100)
-	t.Logf("redis propagation over %d updates (%s mode): p50 %v, p99 %v, max %v",
-		len(lat), mode, pct(lat, 0.50).Round(10*time.Microsecond),
-		pct(lat, 0.99).Round(10*time.Microsecond), pct(lat, 1).Round(10*time.Microsecond))
+	t.Logf("redis propagation over %d updates (%s mode): %v",
+		len(lat), mode, datasourcetest.Summarize(lat).Round(10*time.Microsecond))
 }
 
 // BenchmarkPropagation reports the same measure over b.N updates:
@@ -91,8 +82,5 @@ func BenchmarkPropagation(b *testing.B) {
 	b.ResetTimer()
 	lat, _ := propagation(b, n)
 	b.StopTimer()
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	b.ReportMetric(ms(pct(lat, 0.50)), "p50-ms")
-	b.ReportMetric(ms(pct(lat, 0.99)), "p99-ms")
-	b.ReportMetric(ms(pct(lat, 1)), "max-ms")
+	datasourcetest.Summarize(lat).Report(b)
 }

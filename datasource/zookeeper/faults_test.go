@@ -3,7 +3,6 @@ package zookeeper_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/zookeeper"
 )
 
@@ -425,9 +425,6 @@ func TestPropagationLatency(t *testing.T) {
 			}
 		}
 	}
-	slices.Sort(lat)
-	// Nearest rank: the smallest latency with at least q of them at or below it.
-	p := func(q float64) time.Duration { return lat[max(0, int(math.Ceil(q*float64(len(lat))))-1)] }
-	t.Logf("zookeeper (%s mode) write → rule active over %d updates: p50 %v, p99 %v, max %v",
-		srv.Mode(), n, p(0.50), p(0.99), lat[len(lat)-1])
+	t.Logf("zookeeper (%s mode) write → rule active over %d updates: %v",
+		srv.Mode(), n, datasourcetest.Summarize(lat))
 }
