@@ -88,14 +88,7 @@ func StartRedis(t testing.TB, opts ...Option) *Server {
 		dir:     dir,
 		logPath: filepath.Join(dir, "redis.log"),
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	b := &processBackend{p: p, addr: addr, ready: ready}
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	if err := b.start(ctx); err != nil {
-		failStart(t, "redis", b, err)
-	}
-	return newServer(t, "redis", ModeLocal, addr, clientTLS, b)
+	return startProcess(t, "redis", p, port, clientTLS, ready)
 }
 
 // redisPing sends PING over RESP and expects +PONG; an authentication error (ACL setups
@@ -130,6 +123,20 @@ func redisPing(ctx context.Context, addr string, tlsConf *tls.Config) error {
 	}
 	// -LOADING: still replaying the append-only file.
 	return fmt.Errorf("PING answered %q", line)
+}
+
+// startProcess runs p, a server of the given kind listening on 127.0.0.1:port, as a
+// local-mode Server: it returns once ready answers for that address, or fails t.
+func startProcess(t testing.TB, kind string, p *process, port int, clientTLS *tls.Config, ready func(ctx context.Context, addr string) error) *Server {
+	t.Helper()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	b := &processBackend{p: p, addr: addr, ready: ready}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := b.start(ctx); err != nil {
+		failStart(t, kind, b, err)
+	}
+	return newServer(t, kind, ModeLocal, addr, clientTLS, b)
 }
 
 // processBackend is a server run as a child process on a fixed loopback address.

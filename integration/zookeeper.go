@@ -96,14 +96,7 @@ exec zkServer.sh start-foreground /tmp/bulwark-zoo.cfg
 		dir:     dir,
 		logPath: filepath.Join(dir, "zookeeper.log"),
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	b := &processBackend{p: p, addr: addr, ready: ready}
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	if err := b.start(ctx); err != nil {
-		failStart(t, "zookeeper", b, err)
-	}
-	return newServer(t, "zookeeper", ModeLocal, addr, nil, b)
+	return startProcess(t, "zookeeper", p, port, nil, ready)
 }
 
 func zooCfg(bind string, port int, dataDir string) string {
