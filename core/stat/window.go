@@ -2,7 +2,7 @@ package stat
 
 import (
 	"math"
-		"runtime"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 )
