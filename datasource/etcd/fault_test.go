@@ -83,8 +83,10 @@ func TestServerPause(t *testing.T) {
 	during := rig.ds.Status()
 	assert.GreaterOrEqual(t, during.Failures, 2, "reads kept failing")
 
-	require.NoError(t, srv.Resume(ctx))
+	// Taken before Resume: once unpaused the server may answer, and the
+	// datasource apply, before Resume itself returns.
 	resumed := time.Now()
+	require.NoError(t, srv.Resume(ctx))
 	wg.Wait()
 	require.NoError(t, putErr, "the write sent during the pause")
 	rig.waitCount(t, "a", 2)
