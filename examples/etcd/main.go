@@ -34,9 +34,9 @@ import (
 
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
-	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/etcd"
+	"github.com/bulwark-go/bulwark/examples/internal/follow"
 )
 
 type config struct {
@@ -50,7 +50,7 @@ type config struct {
 func main() {
 	var c config
 	var endpoints, service, env string
-	flag.StringVar(&endpoints, "endpoints", envOr("ETCD_ENDPOINTS", "127.0.0.1:2379"), "comma-separated etcd endpoints (env ETCD_ENDPOINTS)")
+	flag.StringVar(&endpoints, "endpoints", follow.EnvOr("ETCD_ENDPOINTS", "127.0.0.1:2379"), "comma-separated etcd endpoints (env ETCD_ENDPOINTS)")
 	flag.StringVar(&c.user, "user", os.Getenv("ETCD_USER"), "name:password for etcd authentication (env ETCD_USER)")
 	flag.StringVar(&service, "service", "order-service", "service whose rules to follow")
 	flag.StringVar(&env, "env", "prod", "environment: the key is /bulwark/<service>/<env>/flow")
@@ -69,13 +69,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "etcd example:", err)
 		os.Exit(1)
 	}
-}
-
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
 }
 
 func run(ctx context.Context, out io.Writer, c config) error {
@@ -109,90 +102,20 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	}
 
 	engine := core.Default()
-	cancelChanges := engine.Flow().OnChange(func(ch core.RuleChange[flow.Rule]) {
-		fmt.Fprintf(out, "%s rules changed: %d in force\n", ch.Time.Format("15:04:05.000"), len(ch.New))
-		for _, r := range ch.Removed {
-			fmt.Fprintf(out, "  - %s\n", describe(r))
-		}
-		for _, r := range ch.Added {
-			fmt.Fprintf(out, "  + %s\n", describe(r))
-		}
-	})
-	defer cancelChanges()
+	stopRules := follow.Rules(out, engine) // print every rule change
+	defer stopRules()
 
 	ds := datasource.NewReadable(etcd.New(cli, c.key), converter.FlowRules())
 	engine.Flow().Register(ds.Property())
 	defer ds.Close()
 	fmt.Fprintf(out, "following key %s at %s (Ctrl-C to stop)\n", c.key, strings.Join(c.endpoints, ","))
 	if err := ds.Start(ctx); err != nil {
-		fmt.Fprintf(out, "no rules yet: %v\n", err)
+		fmt.Fprintf(out, "no rules yet (retrying in the background): %v\n", err)
 	}
 	if ds.Status().Missing {
 		fmt.Fprintf(out, "key %s does not exist yet: no rules; set it with\n  etcdctl put %s '[{\"resource\":\"GET /orders\",\"count\":20}]'\n",
 			c.key, c.key)
 	}
 
-	last := ""
-	ticker := time.NewTicker(c.statusEvery)
-	defer ticker.Stop()
-	for {
-		if s := status(ds.Status()); s != last {
-			fmt.Fprintf(out, "%s status: %s\n", time.Now().Format("15:04:05.000"), s)
-			last = s
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C:
-		}
-	}
-}
-
-// describe prints a rule the way an operator reads it.
-func describe(r flow.Rule) string {
-	s := fmt.Sprintf("%s: %v %s", r.Resource, r.Count, r.Grade)
-	if r.LimitApp != "" && r.LimitApp != "default" {
-		s += " for " + r.LimitApp
-	}
-	if r.ControlBehavior != 0 {
-		s += ", " + r.ControlBehavior.String()
-	}
-	return s
-}
-
-// status sums a Status up in one line, without times, so that it changes
-// only when something happens.
-func status(st datasource.Status) string {
-	var parts []string
-	switch {
-	case st.Missing:
-		parts = append(parts, "key missing")
-	case st.Revision != "":
-		parts = append(parts, "revision "+st.Revision)
-	}
-	if st.Watching {
-		parts = append(parts, "watching")
-	} else if st.WatchErr != nil {
-		parts = append(parts, "not watching: "+withoutName(st.WatchErr))
-	}
-	if st.Err != nil {
-		parts = append(parts, fmt.Sprintf("error (%d failures): %s", st.Failures, withoutName(st.Err)))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// withoutName drops the "datasource: etcd:<key>: " prefix: the key is
-// printed already.
-func withoutName(err error) string {
-	msg := err.Error()
-	if i := strings.Index(msg, ": read: "); i > 0 {
-		return msg[i+2:]
-	}
-	if i := strings.Index(msg, ": watch: "); i > 0 {
-		return msg[i+2:]
-	}
-	if i := strings.Index(msg, ": decode "); i > 0 {
-		return msg[i+2:]
-	}
-	return msg
+	return follow.Status(ctx, out, ds, c.statusEvery) // print every status change until ctx ends
 }

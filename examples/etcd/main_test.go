@@ -61,7 +61,7 @@ func TestFollowsLiveChanges(t *testing.T) {
 			"output to contain %q; got:\n%s", want, out.String())
 	}
 	waitOut("key " + key + " does not exist yet")
-	waitOut("key missing, watching")
+	waitOut("status: document missing, watching")
 
 	_, err = cli.Put(ctx, key, `[{"resource":"GET /orders","count":20}]`)
 	require.NoError(t, err)

@@ -1,7 +1,7 @@
 // Command nacos follows flow rules kept in Nacos, in the dataId and group
 // that Sentinel's dashboard and Spring Cloud Alibaba use, applies them to
-// core.Default() and prints every change of the rules as it happens, plus
-// the datasource's Status every few seconds. Edit the config in the Nacos
+// core.Default(), prints every rule change as it happens, and prints the
+// datasource's Status whenever it changes. Edit the config in the Nacos
 // console (Java Sentinel JSON, e.g. [{"resource":"GET /orders","count":20}])
 // and watch the output.
 //
@@ -29,9 +29,9 @@ import (
 
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
-	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/nacos"
+	"github.com/bulwark-go/bulwark/examples/internal/follow"
 )
 
 type config struct {
@@ -42,13 +42,13 @@ type config struct {
 
 func main() {
 	var c config
-	flag.StringVar(&c.addr, "addr", envOr("NACOS_ADDR", "127.0.0.1:8848"), "Nacos server HTTP address host:port (gRPC is port+1000); env NACOS_ADDR")
+	flag.StringVar(&c.addr, "addr", follow.EnvOr("NACOS_ADDR", "127.0.0.1:8848"), "Nacos server HTTP address host:port (gRPC is port+1000); env NACOS_ADDR")
 	flag.StringVar(&c.namespace, "namespace", os.Getenv("NACOS_NAMESPACE"), "Nacos namespace id (empty: public); env NACOS_NAMESPACE")
-	flag.StringVar(&c.group, "group", envOr("NACOS_GROUP", "SENTINEL_GROUP"), "config group; env NACOS_GROUP")
-	flag.StringVar(&c.dataID, "data-id", envOr("NACOS_DATA_ID", "order-service-flow-rules"), "config dataId; env NACOS_DATA_ID")
+	flag.StringVar(&c.group, "group", follow.EnvOr("NACOS_GROUP", "SENTINEL_GROUP"), "config group; env NACOS_GROUP")
+	flag.StringVar(&c.dataID, "data-id", follow.EnvOr("NACOS_DATA_ID", "order-service-flow-rules"), "config dataId; env NACOS_DATA_ID")
 	flag.DurationVar(&c.timeout, "timeout", 5*time.Second, "give up when no server answers within this long")
 	flag.DurationVar(&c.duration, "duration", 0, "stop after this long (0: run until interrupted)")
-	flag.DurationVar(&c.every, "status-every", 5*time.Second, "print the datasource's Status this often")
+	flag.DurationVar(&c.every, "status-every", time.Second, "check the datasource's Status this often (a line is printed when it changes)")
 	flag.StringVar(&c.workDir, "work-dir", filepath.Join(os.TempDir(), "bulwark-nacos-example"), "directory for the SDK's logs and cache")
 	flag.Parse()
 
@@ -93,14 +93,8 @@ func run(ctx context.Context, out io.Writer, c config) error {
 
 	engine := core.Default()
 	defer engine.Close()
-	cancel := engine.Flow().OnChange(func(ch core.RuleChange[flow.Rule]) {
-		fmt.Fprintf(out, "%s rules changed: %d in force (%d added, %d removed; resources %v)\n",
-			time.Now().Format("15:04:05.000"), len(ch.New), len(ch.Added), len(ch.Removed), ch.Resources)
-		for _, r := range ch.New {
-			fmt.Fprintf(out, "    %-24s %s %v limitApp=%s %s\n", r.Resource, r.Grade, r.Count, r.LimitApp, r.ControlBehavior)
-		}
-	})
-	defer cancel()
+	stopRules := follow.Rules(out, engine) // print every rule change
+	defer stopRules()
 
 	src := nacos.New(cli, c.dataID, c.group)
 	ds := datasource.NewReadable(src, converter.FlowRules(),
@@ -129,36 +123,5 @@ func run(ctx context.Context, out io.Writer, c config) error {
 		}
 		return fmt.Errorf("no Nacos server answered at %s within %v (is it running? set -addr or NACOS_ADDR): %w", c.addr, c.timeout, err)
 	}
-	printStatus(out, ds.Status())
-
-	t := time.NewTicker(c.every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			printStatus(out, ds.Status())
-		}
-	}
-}
-
-func printStatus(out io.Writer, st datasource.Status) {
-	state := "revision " + st.Revision
-	if st.Missing {
-		state = "config missing (no rules)"
-	}
-	fmt.Fprintf(out, "%s status: %s, applied %s, watching %v, failures %d",
-		time.Now().Format("15:04:05.000"), state, st.AppliedAt.Format("15:04:05"), st.Watching, st.Failures)
-	if st.Err != nil {
-		fmt.Fprintf(out, ", last error: %v", st.Err)
-	}
-	fmt.Fprintln(out)
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
+	return follow.Status(ctx, out, ds, c.every) // print every status change until ctx ends
 }

@@ -18,13 +18,11 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -32,9 +30,9 @@ import (
 
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
-	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/redis"
+	"github.com/bulwark-go/bulwark/examples/internal/follow"
 )
 
 type config struct {
@@ -48,7 +46,7 @@ type config struct {
 func main() {
 	var c config
 	var service, env string
-	flag.StringVar(&c.addr, "addr", envOr("REDIS_ADDR", "127.0.0.1:6379"), "Redis address host:port (env REDIS_ADDR)")
+	flag.StringVar(&c.addr, "addr", follow.EnvOr("REDIS_ADDR", "127.0.0.1:6379"), "Redis address host:port (env REDIS_ADDR)")
 	flag.StringVar(&c.user, "user", os.Getenv("REDIS_USER"), "ACL user name (env REDIS_USER)")
 	flag.StringVar(&c.password, "password", os.Getenv("REDIS_PASSWORD"), "password (env REDIS_PASSWORD)")
 	flag.BoolVar(&c.tls, "tls", false, "connect with TLS (system roots)")
@@ -74,13 +72,6 @@ func main() {
 	}
 }
 
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
-}
-
 func run(ctx context.Context, out io.Writer, c config) error {
 	opt := &goredis.Options{
 		Addr: c.addr, Username: c.user, Password: c.password,
@@ -102,84 +93,20 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	}
 
 	engine := core.Default()
-	cancelChanges := engine.Flow().OnChange(func(ch core.RuleChange[flow.Rule]) {
-		fmt.Fprintf(out, "%s rules changed: %d in force\n", ch.Time.Format("15:04:05.000"), len(ch.New))
-		for _, r := range ch.Removed {
-			fmt.Fprintf(out, "  - %s\n", describe(r))
-		}
-		for _, r := range ch.Added {
-			fmt.Fprintf(out, "  + %s\n", describe(r))
-		}
-	})
-	defer cancelChanges()
+	stopRules := follow.Rules(out, engine) // print every rule change
+	defer stopRules()
 
 	ds := datasource.NewReadable(redis.New(client, c.key, c.channel), converter.FlowRules())
 	engine.Flow().Register(ds.Property())
 	defer ds.Close()
 	fmt.Fprintf(out, "following key %s, channel %s at %s (Ctrl-C to stop)\n", c.key, c.channel, c.addr)
 	if err := ds.Start(ctx); err != nil {
-		fmt.Fprintf(out, "no rules yet: %v\n", err)
+		fmt.Fprintf(out, "no rules yet (retrying in the background): %v\n", err)
 	}
 	if ds.Status().Missing {
 		fmt.Fprintf(out, "key %s does not exist yet: no rules; set it with\n  redis-cli SET %s '[{\"resource\":\"GET /orders\",\"count\":20}]'\n  redis-cli PUBLISH %s changed\n",
 			c.key, c.key, c.channel)
 	}
 
-	last := ""
-	ticker := time.NewTicker(c.statusEvery)
-	defer ticker.Stop()
-	for {
-		if s := status(ds.Status()); s != last {
-			fmt.Fprintf(out, "%s status: %s\n", time.Now().Format("15:04:05.000"), s)
-			last = s
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C:
-		}
-	}
-}
-
-// describe prints a rule the way an operator reads it.
-func describe(r flow.Rule) string {
-	s := fmt.Sprintf("%s: %v %s", r.Resource, r.Count, r.Grade)
-	if r.LimitApp != "" && r.LimitApp != "default" {
-		s += " for " + r.LimitApp
-	}
-	if r.ControlBehavior != 0 {
-		s += ", " + r.ControlBehavior.String()
-	}
-	return s
-}
-
-// status summarises a Status in one line (without times, so that it
-// changes only when something happens).
-func status(st datasource.Status) string {
-	var parts []string
-	switch {
-	case st.Missing:
-		parts = append(parts, "key missing")
-	case st.Revision != "":
-		parts = append(parts, "revision "+st.Revision[:min(12, len(st.Revision))])
-	}
-	if st.Watching {
-		parts = append(parts, "watching")
-	} else if st.WatchErr != nil {
-		parts = append(parts, "not watching: "+unwrapName(st.WatchErr))
-	}
-	if st.Err != nil {
-		parts = append(parts, fmt.Sprintf("error (%d failures): %s", st.Failures, unwrapName(st.Err)))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// unwrapName drops the "datasource: <name>: " prefix, which names the key
-// already printed.
-func unwrapName(err error) string {
-	msg := err.Error()
-	if i := strings.Index(msg, "redis: "); i > 0 && errors.Unwrap(err) != nil {
-		return msg[i:]
-	}
-	return msg
+	return follow.Status(ctx, out, ds, c.statusEvery) // print every status change until ctx ends
 }

@@ -60,7 +60,7 @@ func TestFollowsLiveChanges(t *testing.T) {
 			"output to contain %q; got:\n%s", want, out.String())
 	}
 	waitOut("key " + key + " does not exist yet")
-	waitOut("watching")
+	waitOut("status: document missing, watching")
 
 	doc := `[{"resource":"GET /orders","count":20}]`
 	require.NoError(t, cli.Set(ctx, key, doc, 0).Err())
@@ -69,7 +69,7 @@ func TestFollowsLiveChanges(t *testing.T) {
 
 	require.NoError(t, cli.Set(ctx, key, `[{"resource":"GET /orders","count":-5}]`, 0).Err())
 	require.NoError(t, cli.Publish(ctx, channel, "changed").Err())
-	waitOut("error (1 failures)")
+	waitOut("error (1 failures): decode revision")
 	t.Log(out.String())
 }
 

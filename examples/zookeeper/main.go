@@ -1,5 +1,6 @@
 // Command zookeeper applies flow rules kept in a ZooKeeper node to
-// core.Default() and prints every rule change and status change live.
+// core.Default(), prints every rule change as it happens, and prints the
+// datasource's Status whenever it changes.
 //
 //	go run ./examples/zookeeper -servers 127.0.0.1:2181 -path /bulwark/order-service/prod/flow
 //
@@ -27,9 +28,9 @@ import (
 
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
-	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/zookeeper"
+	"github.com/bulwark-go/bulwark/examples/internal/follow"
 )
 
 // quiet drops go-zookeeper's logs: it logs every connection attempt.
@@ -45,11 +46,7 @@ func main() {
 }
 
 func run() error {
-	defServers := os.Getenv("ZK_SERVERS")
-	if defServers == "" {
-		defServers = "127.0.0.1:2181"
-	}
-	servers := flag.String("servers", defServers, "ZooKeeper servers, comma-separated (default $ZK_SERVERS)")
+	servers := flag.String("servers", follow.EnvOr("ZK_SERVERS", "127.0.0.1:2181"), "ZooKeeper servers, comma-separated (default $ZK_SERVERS)")
 	path := flag.String("path", "/bulwark/order-service/prod/flow", "node holding the flow rules (one per service and environment)")
 	auth := flag.String("auth", os.Getenv("ZK_AUTH"), "digest credentials user:password for a node with a digest ACL (default $ZK_AUTH)")
 	wait := flag.Duration("connect-timeout", 5*time.Second, "give up when no server gives a session within this time")
@@ -81,16 +78,8 @@ func run() error {
 
 	engine := core.Default()
 	defer engine.Close()
-	cancel := engine.Flow().OnChange(func(c core.RuleChange[flow.Rule]) {
-		fmt.Printf("%s rules changed: %d rule(s)\n", c.Time.Format(time.TimeOnly), len(c.New))
-		for _, r := range c.Removed {
-			fmt.Printf("  - %s count=%v grade=%v\n", r.Resource, r.Count, r.Grade)
-		}
-		for _, r := range c.Added {
-			fmt.Printf("  + %s count=%v grade=%v\n", r.Resource, r.Count, r.Grade)
-		}
-	})
-	defer cancel()
+	stopRules := follow.Rules(os.Stdout, engine) // print every rule change
+	defer stopRules()
 
 	ds := datasource.NewReadable(src, converter.FlowRules())
 	engine.Flow().Register(ds.Property())
@@ -98,28 +87,12 @@ func run() error {
 	err = ds.Start(startCtx)
 	cancelStart()
 	if err != nil {
-		fmt.Println("no rules applied yet (retrying in the background):", err)
+		fmt.Println("no rules yet (retrying in the background):", err)
 	}
 	defer ds.Close()
 	fmt.Printf("following %s on %s; change it with zkCli.sh or -put; Ctrl-C to stop\n", *path, *servers)
 
-	var last string
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		st := ds.Status()
-		line := fmt.Sprintf("status: revision=%q missing=%v watching=%v failures=%d err=%v",
-			st.Revision, st.Missing, st.Watching, st.Failures, st.Err)
-		if line != last {
-			fmt.Printf("%s %s\n", time.Now().Format(time.TimeOnly), line)
-			last = line
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-	}
+	return follow.Status(ctx, os.Stdout, ds, 250*time.Millisecond) // print every status change until ctx ends
 }
 
 // waitSession waits until conn has a session: zk.Connect returns at once
