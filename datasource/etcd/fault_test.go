@@ -191,7 +191,9 @@ func TestTwoEngines(t *testing.T) {
 	r1.waitCount(t, "a", 51)
 	r2.waitCount(t, "a", 51)
 	assert.Equal(t, r1.engine.Flow().Rules(), r2.engine.Flow().Rules())
-	assert.Equal(t, r1.ds.Status().Revision, r2.ds.Status().Revision)
+	// Status is updated just after the rules swap: wait for both to catch up.
+	require.Eventually(t, func() bool { return r1.ds.Status().Revision == r2.ds.Status().Revision },
+		10*time.Second, 10*time.Millisecond, "both datasources report the same revision")
 }
 
 // Two writers with compare-and-set: of two writes against one revision one

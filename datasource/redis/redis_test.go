@@ -383,7 +383,9 @@ func TestTwoEnginesOneKey(t *testing.T) {
 	f1.waitCount(t, 40, 10*time.Second)
 	f2.waitCount(t, 40, 10*time.Second)
 	assert.Equal(t, f1.e.Flow().Rules(), f2.e.Flow().Rules())
-	assert.Equal(t, f1.ds.Status().Revision, f2.ds.Status().Revision)
+	// Status is updated just after the rules swap: wait for both to catch up.
+	require.Eventually(t, func() bool { return f1.ds.Status().Revision == f2.ds.Status().Revision },
+		10*time.Second, 10*time.Millisecond, "both datasources report the same revision")
 }
 
 func TestTwoWritersCAS(t *testing.T) {

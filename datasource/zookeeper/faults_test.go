@@ -331,7 +331,9 @@ func TestTwoEnginesConverge(t *testing.T) {
 	r1.waitCount(t, 129, 10*time.Second)
 	r2.waitCount(t, 129, 10*time.Second)
 	assert.Equal(t, r1.e.Flow().Rules(), r2.e.Flow().Rules())
-	assert.Equal(t, r1.ds.Status().Revision, r2.ds.Status().Revision)
+	// Status is updated just after the rules swap: wait for both to catch up.
+	require.Eventually(t, func() bool { return r1.ds.Status().Revision == r2.ds.Status().Revision },
+		10*time.Second, 10*time.Millisecond, "both datasources report the same revision")
 	want, err := converter.FlowRules().Convert(last)
 	require.NoError(t, err)
 	assert.Equal(t, want, r1.e.Flow().Rules())
