@@ -260,12 +260,13 @@ func TestNodeDeleted(t *testing.T) {
 		r := startReader(t, zookeeper.New(conn, path))
 		require.NoError(t, writer.Delete(path, -1))
 		require.Eventually(t, func() bool { return len(r.e.Flow().Rules()) == 0 }, 10*time.Second, 2*time.Millisecond)
-		assert.True(t, r.ds.Status().Missing)
+		// Status is updated just after the rules swap: wait for it to catch up.
+		require.Eventually(t, func() bool { return r.ds.Status().Missing }, 10*time.Second, 2*time.Millisecond)
 		assert.NoError(t, r.ds.Status().Err)
 		// Created again, with the same content: applied again.
 		put(t, ctx, writer, path, flowDoc(1))
 		r.waitCount(t, 1, 10*time.Second)
-		assert.False(t, r.ds.Status().Missing)
+		require.Eventually(t, func() bool { return !r.ds.Status().Missing }, 10*time.Second, 2*time.Millisecond)
 	})
 	t.Run("KeptWithOption", func(t *testing.T) {
 		path := nodePath(t)
