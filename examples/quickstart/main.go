@@ -1,14 +1,16 @@
 // Command quickstart is a small service whose endpoints are protected by
-// flow rules kept in a Java Sentinel JSON file next to it. It drives its own
-// traffic and prints, once a second, how many calls each endpoint admitted
-// and blocked, and which rule blocked them.
+// flow rules kept in a Java Sentinel JSON file, the rules.json beside this
+// source file. It drives its own traffic and prints, once a second, how
+// many calls each endpoint admitted and blocked, and which rule blocked
+// them.
 //
 // Edit the rules file while it runs: change a count, add a rule, or break
-// the JSON. A change shows in the next line of output; a bad edit prints
-// the error and the rules in force keep working.
+// the JSON. A change prints what changed, old → new; a bad edit prints the
+// error and the rules in force keep working; fixing it says so.
 //
-//	go run ./examples/quickstart
-//	go run ./examples/quickstart -rules /path/to/flow-rules.json -duration 10s
+//	go run ./examples/quickstart                 # from the repository root
+//	cd examples/quickstart && go run .           # or from its folder: the same rules.json
+//	go run ./examples/quickstart -rules /path/to/flow-rules.json -duration 10s -v
 package main
 
 import (
@@ -18,9 +20,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -29,19 +33,48 @@ import (
 
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
-	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/file"
+	"github.com/bulwark-go/bulwark/examples/internal/follow"
 )
 
+// defaultRules is rules.json as it was built, for a binary that runs far
+// from its source.
+//
 //go:embed rules.json
 var defaultRules []byte
 
+type config struct {
+	path        string        // the rules file
+	every       time.Duration // how often traffic is reported
+	statusEvery time.Duration // how often Status is checked for changes
+	log         *slog.Logger  // the engine's and the datasource's logs
+}
+
 func main() {
-	rules := flag.String("rules", filepath.Join("examples", "quickstart", "rules.json"),
-		"flow rules file (Java Sentinel JSON); created from the built-in example if missing")
+	rules := flag.String("rules", "", "flow rules file (Java Sentinel JSON) (default: the rules.json beside this program's source)")
 	duration := flag.Duration("duration", 0, "stop after this long (0: run until interrupted)")
+	verbose := flag.Bool("v", false, "log what the engine and the datasource do (slog, debug level, on stderr)")
 	flag.Parse()
+
+	// bulwark logs through the *slog.Logger it is given, and discards
+	// by default; the printing below does not depend on it.
+	c := config{path: *rules, every: time.Second, statusEvery: 100 * time.Millisecond,
+		log: slog.New(slog.DiscardHandler)}
+	if *verbose {
+		c.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	if c.path == "" {
+		path, copied, err := locate(sourceDir(), os.TempDir())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "quickstart:", err)
+			os.Exit(1)
+		}
+		if copied {
+			fmt.Println("the rules.json beside the source is not there: following a copy of the built-in one")
+		}
+		c.path = path
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -50,10 +83,45 @@ func main() {
 		ctx, cancel = context.WithTimeout(ctx, *duration)
 		defer cancel()
 	}
-	if err := run(ctx, os.Stdout, *rules, time.Second); err != nil {
+	if err := run(ctx, os.Stdout, c); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
+}
+
+// sourceDir is the directory this file was compiled from: go run and go
+// build record it (unless -trimpath), so the rules.json beside it is found
+// from whatever directory the program runs in. "" when it is not known.
+func sourceDir() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return ""
+	}
+	return filepath.Dir(file)
+}
+
+// locate returns the rules.json in dir; when dir has none (a binary moved
+// away from its source, a -trimpath build) it returns a copy of the
+// built-in rules in tmp/bulwark-quickstart, written if it is not there yet
+// (an earlier run's edits are kept), and copied is true.
+func locate(dir, tmp string) (path string, copied bool, err error) {
+	if dir != "" {
+		path := filepath.Join(dir, "rules.json")
+		if _, err := os.Stat(path); err == nil {
+			return path, false, nil
+		}
+	}
+	path = filepath.Join(tmp, "bulwark-quickstart", "rules.json")
+	if _, err := os.Stat(path); err == nil {
+		return path, true, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", false, err
+	}
+	if err := os.WriteFile(path, defaultRules, 0o600); err != nil {
+		return "", false, err
+	}
+	return path, true, nil
 }
 
 // endpoint is one protected call of the demo service and its traffic.
@@ -76,61 +144,41 @@ type tally struct {
 	rule        string // what blocked last
 }
 
-func run(ctx context.Context, out io.Writer, path string, every time.Duration) error {
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		path = filepath.Join(os.TempDir(), "bulwark-quickstart", "rules.json")
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			if err := os.WriteFile(path, defaultRules, 0o644); err != nil {
-				return err
-			}
-		}
-	}
-
-	engine := core.NewEngine()
+func run(ctx context.Context, out io.Writer, c config) error {
+	engine := core.NewEngine(core.WithLogger(c.log))
 	defer engine.Close()
-	cancelChanges := engine.Flow().OnChange(func(c core.RuleChange[flow.Rule]) {
-		fmt.Fprintf(out, "rules changed: %d in force (%d added, %d removed) for %s\n",
-			len(c.New), len(c.Added), len(c.Removed), strings.Join(c.Resources, ", "))
-	})
-	defer cancelChanges()
+	stopRules := follow.Rules(out, engine) // print every rule change, old → new
+	defer stopRules()
 
-	ds := datasource.NewReadable(file.New(path), converter.FlowRules())
+	ds := datasource.NewReadable(file.New(c.path), converter.FlowRules(), datasource.WithLogger(c.log))
 	engine.Flow().Register(ds.Property())
-	if err := ds.Start(ctx); err != nil {
-		fmt.Fprintf(out, "no rules yet (%v); traffic passes unchecked until the file is fixed\n", err)
-	}
 	defer ds.Close()
-	fmt.Fprintf(out, "rules file: %s (edit it while this runs; Ctrl-C to stop)\n", path)
+	fmt.Fprintf(out, "following %s (edit it while this runs; Ctrl-C to stop)\n", c.path)
+	if err := ds.Start(ctx); err != nil {
+		// Unreadable or invalid: no rules; the datasource keeps trying.
+		fmt.Fprintf(out, "warning: no rules in force, every call passes until the file is fixed: %v\n", err)
+	} else if ds.Status().Missing {
+		// A mistyped path starts with no rules: say so loudly.
+		fmt.Fprintf(out, "warning: %s does not exist: no rules in force, every call passes until it is created\n", c.path)
+	}
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { _ = follow.Status(ctx, out, engine, ds, c.statusEvery) }) // print every status change
 
 	tallies := make([]*tally, len(endpoints))
-	var wg sync.WaitGroup
 	for i, ep := range endpoints {
 		tallies[i] = &tally{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			drive(ctx, engine, ep, tallies[i])
-		}()
+		wg.Go(func() { drive(ctx, engine, ep, tallies[i]) })
 	}
-	defer wg.Wait()
 
-	ticker := time.NewTicker(every)
+	ticker := time.NewTicker(c.every)
 	defer ticker.Stop()
-	var lastErr string
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
-		}
-		if st := ds.Status(); st.Err != nil && st.Err.Error() != lastErr {
-			lastErr = st.Err.Error()
-			fmt.Fprintf(out, "rules file rejected, previous rules still in force: %v\n", st.Err)
-		} else if st.Err == nil {
-			lastErr = ""
 		}
 		report(out, tallies)
 	}

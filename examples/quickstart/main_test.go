@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -31,35 +34,174 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// sameFile asserts that a and b are one file.
+func sameFile(t *testing.T, a, b string) {
+	t.Helper()
+	ai, err := os.Stat(a)
+	require.NoError(t, err)
+	bi, err := os.Stat(b)
+	require.NoError(t, err)
+	assert.True(t, os.SameFile(ai, bi), "%s and %s are different files", a, b)
+}
+
+func TestLocateFindsTheFileBesideTheSource(t *testing.T) {
+	// go test runs in the package's folder: rules.json here is the one
+	// beside the source.
+	beside, err := filepath.Abs("rules.json")
+	require.NoError(t, err)
+	for _, wd := range []string{".", "../..", t.TempDir()} {
+		t.Run(wd, func(t *testing.T) {
+			t.Chdir(wd)
+			tmp := t.TempDir()
+			path, copied, err := locate(sourceDir(), tmp)
+			require.NoError(t, err)
+			assert.False(t, copied)
+			sameFile(t, beside, path)
+			assert.NoDirExists(t, filepath.Join(tmp, "bulwark-quickstart"), "no copy written")
+		})
+	}
+}
+
+func TestLocateCopiesTheBuiltInRulesWithoutTheSource(t *testing.T) {
+	src, tmp := t.TempDir(), t.TempDir() // src: a source folder without rules.json
+	path, copied, err := locate(src, tmp)
+	require.NoError(t, err)
+	assert.True(t, copied)
+	assert.Equal(t, filepath.Join(tmp, "bulwark-quickstart", "rules.json"), path)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, defaultRules, data)
+
+	// A later run follows the same copy, with its edits.
+	require.NoError(t, os.WriteFile(path, []byte("[]"), 0o600))
+	again, copied, err := locate("", tmp)
+	require.NoError(t, err)
+	assert.True(t, copied)
+	assert.Equal(t, path, again)
+	data, err = os.ReadFile(again)
+	require.NoError(t, err)
+	assert.Equal(t, "[]", string(data))
+
+	// Once the source folder has a rules.json, that one is used.
+	require.NoError(t, os.WriteFile(filepath.Join(src, "rules.json"), defaultRules, 0o644))
+	path, copied, err = locate(src, tmp)
+	require.NoError(t, err)
+	assert.False(t, copied)
+	assert.Equal(t, filepath.Join(src, "rules.json"), path)
+}
+
+// TestGoRunFollowsTheFileBesideTheSource runs the README's commands: go
+// run from the repository root and from the example's folder.
+func TestGoRunFollowsTheFileBesideTheSource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the program")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command:", err)
+	}
+	following := regexp.MustCompile(`(?m)^following (.+) \(edit it`)
+	for _, tc := range []struct{ dir, pkg string }{{".", "."}, {"../..", "./examples/quickstart"}} {
+		t.Run(tc.pkg, func(t *testing.T) {
+			cmd := exec.Command(gobin, "run", tc.pkg, "-duration", "100ms")
+			cmd.Dir = tc.dir
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			m := following.FindSubmatch(out)
+			require.NotNil(t, m, "no 'following' line in:\n%s", out)
+			sameFile(t, "rules.json", string(m[1]))
+			assert.NotContains(t, string(out), "copy of the built-in")
+		})
+	}
+}
+
+// writeFile replaces path's content atomically, as editors save.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	require.NoError(t, os.WriteFile(tmp, []byte(content), 0o644))
+	require.NoError(t, os.Rename(tmp, path))
+}
+
+// start runs the quickstart on path until the test ends, and returns a
+// function that waits until the output after mark contains every want.
+func start(t *testing.T, path string) (out *syncBuffer, waitFor func(mark int, want ...string) int) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	out = &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, out, config{path: path, every: 200 * time.Millisecond, statusEvery: 10 * time.Millisecond})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+		t.Log(out.String())
+	})
+	waitFor = func(mark int, want ...string) int {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			s := out.String()[mark:]
+			for _, w := range want {
+				if !strings.Contains(s, w) {
+					return false
+				}
+			}
+			return true
+		}, 20*time.Second, 10*time.Millisecond, "waiting for %q; output so far:\n%s", want, out.String())
+		return len(out.String())
+	}
+	return out, waitFor
+}
+
 func TestQuickstartFollowsEditsAndSurvivesTypos(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rules.json")
-	require.NoError(t, os.WriteFile(path, defaultRules, 0o644))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var out syncBuffer
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, &out, path, 200*time.Millisecond) }()
+	writeFile(t, path, string(defaultRules))
+	out, waitFor := start(t, path)
+	mark := waitFor(0, "following "+path, "+ GET /orders: 20 QPS", "by flow rule QPS 20")
+	assert.NotContains(t, out.String(), "warning")
 
-	waitFor := func(what string, cond func(string) bool) {
-		t.Helper()
-		require.Eventually(t, func() bool { return cond(out.String()) }, 20*time.Second, 50*time.Millisecond,
-			"waiting for %s; output so far:\n%s", what, out.String())
-	}
-	waitFor("the first report", func(s string) bool { return strings.Contains(s, "by flow rule QPS 20") })
-
-	// A threshold change is applied and reported.
+	// A threshold change prints old → new and is applied.
 	edited := strings.Replace(string(defaultRules), `"count": 20`, `"count": 3`, 1)
-	require.NoError(t, os.WriteFile(path, []byte(edited), 0o644))
-	waitFor("the new threshold", func(s string) bool { return strings.Contains(s, "by flow rule QPS 3") })
+	writeFile(t, path, edited)
+	mark = waitFor(mark, "rules changed: 3 in force\n  ~ GET /orders: count 20 → 3\n")
+	mark = waitFor(mark, "by flow rule QPS 3")
 
 	// A typo is reported and the rules in force keep working.
-	require.NoError(t, os.WriteFile(path, []byte(`[{"resource": "GET /orders", "count": 3,]`), 0o644))
-	waitFor("the rejection", func(s string) bool { return strings.Contains(s, "rules file rejected, previous rules still in force") })
-	mark := len(out.String())
-	waitFor("reports after the typo", func(s string) bool {
-		return strings.Contains(s[mark:], "by flow rule QPS 3") && strings.Contains(s[mark:], "GET /inventory")
-	})
+	writeFile(t, path, `[{"resource": "GET /orders", "count": 3,]`)
+	mark = waitFor(mark, "document rejected: the 3 rules in force stay")
+	mark = waitFor(mark, "by flow rule QPS 3", "GET /inventory")
 
-	cancel()
-	require.NoError(t, <-done)
+	// Fixed back to the rules in force: said so, nothing changes.
+	writeFile(t, path, edited)
+	mark = waitFor(mark, "document valid again, rules unchanged (3 in force)")
+	mark = waitFor(mark, "by flow rule QPS 3")
+
+	// Deleting the file clears the rules, loudly.
+	require.NoError(t, os.Remove(path))
+	waitFor(mark, "rules changed: none in force", "warning: the document was deleted: no rules in force")
+	assert.NotContains(t, out.String(), "1 added")
+}
+
+func TestQuickstartMissingFileIsLoud(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.json")
+	_, waitFor := start(t, path)
+	mark := waitFor(0, "warning: "+path+" does not exist: no rules in force")
+
+	writeFile(t, path, `[{"resource": "GET /orders", "count": 5}]`)
+	waitFor(mark, "rules changed: 1 in force\n  + GET /orders: 5 QPS\n", "by flow rule QPS 5")
+}
+
+func TestQuickstartBrokenAtStartHasNoRules(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.json")
+	writeFile(t, path, `[{"resource": "GET /orders", "count": 5,]`)
+	out, waitFor := start(t, path)
+	mark := waitFor(0, "warning: no rules in force, every call passes until the file is fixed")
+
+	writeFile(t, path, `[{"resource": "GET /orders", "count": -5}]`) // another mistake
+	mark = waitFor(mark, "document rejected: no rules in force")
+
+	writeFile(t, path, `[{"resource": "GET /orders", "count": 5}]`)
+	waitFor(mark, "+ GET /orders: 5 QPS", "document valid again\n", "by flow rule QPS 5")
+	assert.NotContains(t, out.String(), "still in force")
+	assert.NotContains(t, out.String(), "rules in force stay")
 }

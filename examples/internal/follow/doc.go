@@ -1,8 +1,8 @@
-// Package follow is the printing the config-center examples (etcd, redis,
-// nacos, zookeeper) share: each follows flow rules from its backend and
-// prints every rule change and every change of the datasource's Status
-// the same way. It is a helper of those examples, not a public API: each
-// example keeps its own backend wiring (flags, client, source, start,
-// failing fast without a server) so that a reader sees how to connect it,
-// and leaves the printing here.
+// Package follow is the printing the examples share: each follows flow
+// rules and prints every rule change (old → new, field by field), every
+// change of the datasource's Status, and what that change means for the
+// rules in force, the same way. It is a helper of the examples, not a
+// public API: each example keeps its own wiring (flags, client, logger,
+// source, Start and its warnings, failing fast without a server) so that
+// a reader sees how to connect it, and leaves the printing here.
 package follow

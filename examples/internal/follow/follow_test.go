@@ -6,33 +6,60 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
 )
 
-func TestRulesPrintsRemovedAndAdded(t *testing.T) {
+func TestRulesPrintsWhatChanged(t *testing.T) {
 	engine := core.NewEngine()
 	defer engine.Close()
 	var out strings.Builder
 	cancel := Rules(&out, engine)
 	defer cancel()
 
-	require.NoError(t, engine.Flow().Load([]flow.Rule{{Resource: "GET /orders", Count: 10, Grade: flow.GradeQPS}}))
-	require.NoError(t, engine.Flow().Load([]flow.Rule{{Resource: "GET /orders", Count: 20, Grade: flow.GradeQPS, LimitApp: "web", ControlBehavior: flow.WarmUp, WarmUpPeriodSec: 10}}))
-	got := out.String()
-	assert.Contains(t, got, " rules changed: 1 in force\n  + GET /orders: 10 QPS\n")
-	assert.Contains(t, got, " rules changed: 1 in force\n  - GET /orders: 10 QPS\n  + GET /orders: 20 QPS for web, warmUp\n")
+	orders := flow.Rule{Resource: "GET /orders", Count: 10, Grade: flow.GradeQPS}
+	web := flow.Rule{Resource: "GET /orders", Count: 3, Grade: flow.GradeQPS, LimitApp: "web"}
+	items := flow.Rule{Resource: "GET /items", Count: 2, Grade: flow.GradeThread}
+	require.NoError(t, engine.Flow().Load([]flow.Rule{orders, web, items}))
+	assert.Contains(t, out.String(), " rules changed: 3 in force\n  + GET /orders: 10 QPS\n  + GET /orders: 3 QPS for web\n  + GET /items: 2 thread\n")
+
+	// The rule for web changes: it pairs with the new rule for web, not
+	// with the unchanged default one.
+	web2 := web
+	web2.Count, web2.ControlBehavior, web2.WarmUpPeriodSec = 20, flow.WarmUp, 10
+	web2.ClusterConfig.FlowID = 7
+	out.Reset()
+	require.NoError(t, engine.Flow().Load([]flow.Rule{orders, web2, items}))
+	assert.Regexp(t, `^\d\d:\d\d:\d\d\.\d{3} rules changed: 3 in force\n`+
+		`  ~ GET /orders: count 3 → 20, controlBehavior reject → warmUp, warmUpPeriodSec 0 → 10, clusterConfig.flowId 0 → 7\n$`, out.String())
+
+	// A removal, an addition and a change of origin.
+	web3 := web2
+	web3.LimitApp = "mobile"
+	out.Reset()
+	require.NoError(t, engine.Flow().Load([]flow.Rule{orders, web3, {Resource: "POST /orders", Count: 5, Grade: flow.GradeQPS}}))
+	assert.Contains(t, out.String(), " rules changed: 3 in force\n"+
+		`  ~ GET /orders: limitApp "web" → "mobile"`+"\n"+
+		"  - GET /items: 2 thread\n"+
+		"  + POST /orders: 5 QPS\n")
+
+	out.Reset()
+	require.NoError(t, engine.Flow().Load(nil))
+	assert.Contains(t, out.String(), " rules changed: none in force, every call passes\n  - GET /orders: 10 QPS\n")
 
 	cancel()
-	require.NoError(t, engine.Flow().Load(nil))
-	assert.Equal(t, got, out.String(), "nothing printed after cancel")
+	out.Reset()
+	require.NoError(t, engine.Flow().Load([]flow.Rule{orders}))
+	assert.Empty(t, out.String(), "nothing printed after cancel")
 }
 
 func TestSummary(t *testing.T) {
@@ -41,7 +68,7 @@ func TestSummary(t *testing.T) {
 		st   datasource.Status
 		want string
 	}{
-		{datasource.Status{Name: name}, ""},
+		{datasource.Status{Name: name}, "nothing applied"},
 		{datasource.Status{Name: name, Missing: true, Watching: true}, "document missing, watching"},
 		{datasource.Status{Name: name, Revision: "0123456789abcdef", Watching: true}, "revision 0123456789ab, watching"},
 		{datasource.Status{Name: name, Revision: "7", FromCache: true,
@@ -53,13 +80,71 @@ func TestSummary(t *testing.T) {
 	}
 }
 
-type statuses struct {
-	mu sync.Mutex
-	st datasource.Status
+func decodeErr(msg string) error {
+	return fmt.Errorf("datasource: f: decode revision 9: %w",
+		&converter.DecodeError{Problems: []converter.Problem{{Path: "[0].count", Message: msg, Err: converter.ErrInvalid}}})
 }
 
-func (s *statuses) Status() datasource.Status { s.mu.Lock(); defer s.mu.Unlock(); return s.st }
-func (s *statuses) set(st datasource.Status)  { s.mu.Lock(); defer s.mu.Unlock(); s.st = st }
+func TestEvents(t *testing.T) {
+	rules := []flow.Rule{{Resource: "GET /orders", Count: 20, Grade: flow.GradeQPS}}
+	other := []flow.Rule{{Resource: "GET /orders", Count: 5, Grade: flow.GradeQPS}}
+	readErr := errors.New("datasource: f: read: connection refused")
+	applied := datasource.Status{Revision: "1"}
+	for _, tc := range []struct {
+		name            string
+		prev, st        datasource.Status
+		now, beforeFail []flow.Rule
+		want            []string
+	}{
+		{"nothing changed", applied, applied, rules, nil, nil},
+		{"rejected with rules", applied, datasource.Status{Revision: "1", Err: decodeErr("must be >= 0")}, rules, nil,
+			[]string{"document rejected: the 1 rules in force stay"}},
+		{"rejected without rules", datasource.Status{}, datasource.Status{Err: decodeErr("must be >= 0")}, nil, nil,
+			[]string{"document rejected: no rules in force, every call passes"}},
+		{"rejected by the engine", applied, datasource.Status{Revision: "1", Err: fmt.Errorf("set: %w", &core.ValidationError{Kind: "flow"})}, rules, nil,
+			[]string{"document rejected: the 1 rules in force stay"}},
+		{"the same rejection again", datasource.Status{Err: decodeErr("x")}, datasource.Status{Err: decodeErr("x"), Failures: 2}, nil, nil, nil},
+		{"another rejection", datasource.Status{Err: decodeErr("x")}, datasource.Status{Err: decodeErr("y")}, nil, nil,
+			[]string{"document rejected: no rules in force, every call passes"}},
+		{"fixed back", datasource.Status{Revision: "1", Err: decodeErr("x")}, datasource.Status{Revision: "3"}, rules, rules,
+			[]string{"document valid again, rules unchanged (1 in force)"}},
+		{"fixed to other rules", datasource.Status{Revision: "1", Err: decodeErr("x")}, datasource.Status{Revision: "3"}, other, rules,
+			[]string{"document valid again"}},
+		{"applied in part", applied, datasource.Status{Revision: "2", Err: &core.ValidationError{Kind: "flow", Applied: true}}, other, nil,
+			[]string{"warning: document applied in part: 1 rules in force, the invalid ones skipped"}},
+		{"unreachable", applied, datasource.Status{Revision: "1", Err: readErr}, rules, nil,
+			[]string{"source unreachable: the 1 rules in force stay"}},
+		{"still unreachable", datasource.Status{Revision: "1", Err: readErr}, datasource.Status{Revision: "1", Err: errors.New("timeout")}, rules, nil, nil},
+		{"answers again", datasource.Status{Revision: "1", Err: readErr}, applied, rules, rules,
+			[]string{"source answers again, rules unchanged (1 in force)"}},
+		{"deleted", applied, datasource.Status{Missing: true}, nil, nil,
+			[]string{"warning: the document was deleted: no rules in force, every call passes"}},
+		{"deleted, rules kept", applied, datasource.Status{Missing: true}, rules, nil,
+			[]string{"warning: the document was deleted: its 1 rules are kept"}},
+		{"missing after a failed start", datasource.Status{Err: readErr}, datasource.Status{Missing: true}, nil, nil,
+			[]string{"source answers again, rules unchanged (0 in force)", "warning: the document does not exist: no rules in force, every call passes"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, events(tc.prev, tc.st, tc.now, tc.beforeFail))
+		})
+	}
+}
+
+// statuses is a datasource whose Status the test sets, and which counts
+// how often it was asked.
+type statuses struct {
+	mu    sync.Mutex
+	st    datasource.Status
+	calls atomic.Int64
+}
+
+func (s *statuses) Status() datasource.Status {
+	s.calls.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st
+}
+func (s *statuses) set(st datasource.Status) { s.mu.Lock(); defer s.mu.Unlock(); s.st = st }
 
 // lines hands each Write to the test, one line per Write as Status writes.
 type lines chan string
@@ -70,11 +155,15 @@ func (l lines) Write(p []byte) (int, error) {
 }
 
 func TestStatusPrintsChangesOnly(t *testing.T) {
+	engine := core.NewEngine()
+	defer engine.Close()
+	rules := []flow.Rule{{Resource: "GET /orders", Count: 20, Grade: flow.GradeQPS}}
+	require.NoError(t, engine.Flow().Load(rules))
 	ds := &statuses{st: datasource.Status{Revision: "1", Watching: true}}
 	out := make(lines, 10)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- Status(ctx, out, ds, time.Millisecond) }()
+	go func() { done <- Status(ctx, out, engine, ds, time.Millisecond) }()
 
 	next := func() string {
 		t.Helper()
@@ -87,10 +176,17 @@ func TestStatusPrintsChangesOnly(t *testing.T) {
 		}
 	}
 	assert.Regexp(t, `^\d\d:\d\d:\d\d\.\d{3} status: revision 1, watching\n$`, next())
-	time.Sleep(20 * time.Millisecond) // many checks, no change
+	seen := ds.calls.Load()
+	require.Eventually(t, func() bool { return ds.calls.Load() >= seen+5 }, 5*time.Second, time.Millisecond)
 	assert.Empty(t, out, "a line without a change")
-	ds.set(datasource.Status{Revision: "2", Watching: true, Err: errors.New("boom"), Failures: 1})
-	assert.Regexp(t, ` status: revision 2, watching, error \(1 failures\): boom\n$`, next())
+
+	ds.set(datasource.Status{Name: "f", Revision: "1", Watching: true, Err: decodeErr("must be >= 0"), Failures: 1})
+	assert.Regexp(t, ` status: revision 1, watching, error \(1 failures\): decode revision 9: converter: \[0\]\.count: must be >= 0\n$`, next())
+	assert.Regexp(t, ` document rejected: the 1 rules in force stay\n$`, next())
+
+	ds.set(datasource.Status{Revision: "1", Watching: true})
+	assert.Regexp(t, ` status: revision 1, watching\n$`, next())
+	assert.Regexp(t, ` document valid again, rules unchanged \(1 in force\)\n$`, next())
 
 	cancel()
 	require.NoError(t, <-done)
