@@ -285,3 +285,138 @@ func writerProcess(path string) int {
 	}
 	return 0
 }
+
+// A log file appended next to the rules, and another file saved
+// atomically, make Watch read nothing: only events on the rules file (or
+// the links that lead to it) count. Each event used to read the rules.
+func TestWatchIgnoresOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rules.json")
+	require.NoError(t, os.WriteFile(path, doc("one"), 0o644))
+	// No debounce: every event that counts is read at once.
+	src := file.New(path, file.WithDebounce(0))
+	hints := watch(t, src)
+	require.Equal(t, datasource.ContentRevision(doc("one")), next(t, hints).Revision) // armed
+	reads := file.ReadCount(src)
+
+	logPath := filepath.Join(dir, "app.log")
+	for i := range 200 {
+		f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		require.NoError(t, err)
+		_, err = fmt.Fprintf(f, "line %d\n", i)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	other := filepath.Join(dir, "other.json")
+	for i := range 20 {
+		require.NoError(t, os.WriteFile(other+".tmp", doc(strconv.Itoa(i)), 0o644))
+		require.NoError(t, os.Rename(other+".tmp", other))
+	}
+	// Events arrive in order: once this save is reported, every event
+	// above has been handled.
+	require.NoError(t, os.WriteFile(path+".tmp", doc("two"), 0o644))
+	require.NoError(t, os.Rename(path+".tmp", path))
+	hint := next(t, hints)
+	assert.Equal(t, datasource.ContentRevision(doc("two")), hint.Revision)
+	assert.Nil(t, hint.Data, "the watcher keeps no copy of the document")
+	assert.Equal(t, reads+1, file.ReadCount(src), "only the save of the rules file was read")
+}
+
+// watch runs src.Watch from nothing until the test ends and returns its
+// hints.
+func watch(t *testing.T, src *file.Source) <-chan datasource.Snapshot {
+	t.Helper()
+	hints := make(chan datasource.Snapshot, 100)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- src.Watch(ctx, datasource.Snapshot{}, func(s datasource.Snapshot) {
+			select {
+			case hints <- s:
+			default:
+				t.Error("hint channel full")
+			}
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		assert.ErrorIs(t, <-done, context.Canceled)
+	})
+	return hints
+}
+
+func next(t *testing.T, hints <-chan datasource.Snapshot) datasource.Snapshot {
+	t.Helper()
+	select {
+	case s := <-hints:
+		return s
+	case <-time.After(wait):
+		t.Fatal("no hint")
+		return datasource.Snapshot{}
+	}
+}
+
+// waitHint waits for a hint of data's revision (an in-place write may be
+// seen half done first).
+func waitHint(t *testing.T, hints <-chan datasource.Snapshot, data []byte) {
+	t.Helper()
+	for want := datasource.ContentRevision(data); next(t, hints).Revision != want; {
+	}
+}
+
+// rules.json -> mid/current -> a/rules.json, and mid/current swapped
+// atomically (a new link renamed over it) to b/rules.json: the link in the
+// middle of the chain, in a directory of its own, is followed.
+func TestSymlinkChainRetargetedInTheMiddle(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"a", "b", "mid"} {
+		require.NoError(t, os.Mkdir(filepath.Join(dir, d), 0o755))
+	}
+	a, b := filepath.Join(dir, "a", "rules.json"), filepath.Join(dir, "b", "rules.json")
+	require.NoError(t, os.WriteFile(a, doc("a1"), 0o644))
+	require.NoError(t, os.WriteFile(b, doc("b1"), 0o644))
+	current := filepath.Join(dir, "mid", "current")
+	require.NoError(t, os.Symlink(a, current))
+	require.NoError(t, os.Symlink(filepath.Join("mid", "current"), filepath.Join(dir, "rules.json")))
+	retarget := func(target string) {
+		require.NoError(t, os.Symlink(target, current+".tmp"))
+		require.NoError(t, os.Rename(current+".tmp", current))
+	}
+
+	r := watchOnly(t, file.New(filepath.Join(dir, "rules.json")))
+	waitValue(t, r, "a1")
+	// Seen through the watch only: it is armed.
+	require.NoError(t, os.WriteFile(a, doc("a1+"), 0o644))
+	waitValue(t, r, "a1+")
+	retarget(filepath.Join("..", "b", "rules.json"))
+	waitValue(t, r, "b1")
+	// The new target's directory is watched.
+	require.NoError(t, os.WriteFile(b, doc("b2"), 0o644))
+	waitValue(t, r, "b2")
+	// An edit of the old target while it is not in the chain, then the
+	// chain back to it.
+	require.NoError(t, os.WriteFile(a, doc("a2"), 0o644))
+	retarget(a)
+	waitValue(t, r, "a2")
+	require.NoError(t, os.WriteFile(a+".tmp", doc("a3"), 0o644))
+	require.NoError(t, os.Rename(a+".tmp", a))
+	waitValue(t, r, "a3")
+	assert.NoError(t, r.Status().Err)
+}
+
+// A link whose target's directories do not exist yet: the closest existing
+// parent is watched until they appear.
+func TestDanglingLinkTargetCreatedLater(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	target := filepath.Join(other, "later", "deeper", "rules.json")
+	link := filepath.Join(dir, "rules.json")
+	require.NoError(t, os.Symlink(target, link))
+
+	hints := watch(t, file.New(link))
+	require.True(t, next(t, hints).Missing) // armed
+	require.NoError(t, os.MkdirAll(filepath.Dir(target), 0o755))
+	require.NoError(t, os.WriteFile(target, doc("one"), 0o644))
+	waitHint(t, hints, doc("one"))
+	require.NoError(t, os.WriteFile(target, doc("two"), 0o644))
+	waitHint(t, hints, doc("two"))
+}

@@ -1,0 +1,5 @@
+package file
+
+// ReadCount returns how many times s.Read was called (by anyone: the
+// Readable, Watch, Write).
+func ReadCount(s *Source) int64 { return s.reads.Load() }
