@@ -17,13 +17,18 @@ type Property[T any] struct {
 	mu        sync.Mutex
 	value     T
 	has       bool
-	listeners map[uint64]func(T) error
+	listeners map[uint64]listener[T]
 	next      uint64
+}
+
+type listener[T any] struct {
+	fn      func(T) error
+	partial func() bool // nil: the listener wants whole values only
 }
 
 // NewProperty returns a property with no value and no listeners.
 func NewProperty[T any]() *Property[T] {
-	return &Property[T]{listeners: make(map[uint64]func(T) error)}
+	return &Property[T]{listeners: make(map[uint64]listener[T])}
 }
 
 // Set stores v and calls every listener with it. It returns the listeners'
@@ -35,8 +40,8 @@ func (p *Property[T]) Set(v T) error {
 	defer p.mu.Unlock()
 	p.value, p.has = v, true
 	var errs []error
-	for _, fn := range p.listeners {
-		if err := fn(v); err != nil {
+	for _, l := range p.listeners {
+		if err := l.fn(v); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -55,13 +60,34 @@ func (p *Property[T]) Get() (T, bool) {
 // returned: a listener that cares reports it itself (a RuleManager records
 // it and keeps its rules).
 func (p *Property[T]) Listen(fn func(T) error) (cancel func()) {
+	return p.listen(listener[T]{fn: fn})
+}
+
+// AcceptsPartial reports whether the property has listeners and every one
+// of them applies the valid part of a value and reports the rest: a
+// lenient [RuleManager] (see [RuleManager.SetLenient]) registered on it.
+// A datasource then sets the valid rules of a document in which some rules
+// are invalid, instead of rejecting the document whole, and reports the
+// invalid ones. A listener added with Listen accepts only whole values.
+func (p *Property[T]) AcceptsPartial() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.listeners {
+		if l.partial == nil || !l.partial() {
+			return false
+		}
+	}
+	return len(p.listeners) > 0
+}
+
+func (p *Property[T]) listen(l listener[T]) (cancel func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	id := p.next
 	p.next++
-	p.listeners[id] = fn
+	p.listeners[id] = l
 	if p.has {
-		_ = fn(p.value)
+		_ = l.fn(p.value)
 	}
 	return func() {
 		p.mu.Lock()

@@ -138,7 +138,7 @@ func (m *RuleManager[R]) Register(p *Property[[]R]) {
 	if m.cancel != nil {
 		m.cancel()
 	}
-	m.cancel = p.Listen(m.Load)
+	m.cancel = p.listen(listener[[]R]{fn: m.Load, partial: m.lenient.Load})
 }
 
 // OnChange calls fn after every swap of this kind's rules, in order, from

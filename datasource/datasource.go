@@ -70,6 +70,9 @@ var (
 	ErrNotReadable = errors.New("datasource: sink is not a source")
 	// ErrNoDecoder: Writable.Read and Update need a converter.Codec.
 	ErrNoDecoder = errors.New("datasource: encoder is not a codec")
+	// ErrTooLarge: the document is larger than the size limit
+	// (WithMaxSize); it was refused while it was read.
+	ErrTooLarge = errors.New("datasource: document too large")
 )
 
 // ContentRevision is the revision of a document for backends that have no

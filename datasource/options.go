@@ -34,6 +34,7 @@ type options struct {
 	updateAttempts    int
 	wait              func(ctx context.Context, prev, written Snapshot) error
 	waitTimeout       time.Duration
+	maxSize           int64
 }
 
 func buildOptions(opts []Option) options {
@@ -44,6 +45,7 @@ func buildOptions(opts []Option) options {
 		backoffMax:        DefaultBackoffMax,
 		readTimeout:       DefaultReadTimeout,
 		updateAttempts:    DefaultUpdateAttempts,
+		maxSize:           DefaultMaxSize,
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -102,6 +104,12 @@ func WithReadTimeout(d time.Duration) Option { return func(o *options) { o.readT
 // (written atomically, one file per datasource name, see WithName); Start
 // applies it when the Source cannot be read or its document is rejected.
 func WithCacheDir(dir string) Option { return func(o *options) { o.cacheDir = dir } }
+
+// WithMaxSize sets the largest document, in bytes, that a Readable or a
+// Writable reads (default DefaultMaxSize). A larger document is refused
+// while it is read (an error wrapping ErrTooLarge; the running rules
+// stay), never held whole. Zero or less removes the limit.
+func WithMaxSize(n int64) Option { return func(o *options) { o.maxSize = n } }
 
 // WithKeepOnMissing keeps the running value when the document is deleted.
 // By default a missing document sets the zero value of T (no rules).

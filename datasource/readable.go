@@ -1,8 +1,8 @@
 package datasource
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -52,22 +52,24 @@ type Status struct {
 // it with a converter and sets the value, then follows the document's
 // changes until Close. See the package documentation for the semantics.
 type Readable[T any] struct {
-	src  Source
-	conv converter.Converter[T]
-	opts options
-	name string
-	prop *core.Property[T]
-	log  *slog.Logger
+	src      Source
+	conv     converter.Converter[T]
+	opts     options
+	name     string
+	identity string // what identifies the document: names its cache file
+	prop     *core.Property[T]
+	log      *slog.Logger
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	hints  chan struct{} // capacity 1: bursts coalesce into one read
 	poll   atomic.Bool   // no working Watcher: poll
-	seen   atomic.Pointer[Snapshot]
 
 	// Owned by the reader goroutine.
-	cur docState
+	last    docState  // the document last read (or loaded from the cache)
+	pending *Snapshot // a cache update that failed, retried until it succeeds
+	cacheN  int       // consecutive failed cache updates
 
 	closeOnce sync.Once
 	closeErr  error
@@ -77,24 +79,27 @@ type Readable[T any] struct {
 	started bool
 	closed  bool
 	gen     uint64        // number of the last read started
+	reading bool          // read number gen has started and not finished
 	done    readResult    // the last read finished
 	doneCh  chan struct{} // closed and replaced when a read finishes
 }
 
-// docState is what the reader knows about the document last read.
+// docState is what the reader knows about the document last read. It
+// keeps a hash of the content, not the content: a Readable holds no copy
+// of a document once it is applied.
 type docState struct {
 	valid    bool // a document was read (or loaded from the cache)
 	missing  bool
 	rev      string
-	data     []byte
-	rejected error // non-nil if this document was rejected
-	warn     error // non-nil if it was applied in part (lenient validation)
+	sum      [sha256.Size]byte // of the content
+	rejected error             // non-nil if this document was rejected
+	warn     error             // non-nil if it was applied in part
 }
 
 type readResult struct {
 	gen     uint64
-	ok      bool // the source answered
-	snap    Snapshot
+	ok      bool     // the source answered
+	snap    Snapshot // without its Data
 	doc     docState
 	applied bool
 }
@@ -104,24 +109,26 @@ type readResult struct {
 // closes src).
 func NewReadable[T any](src Source, conv converter.Converter[T], opts ...Option) *Readable[T] {
 	o := buildOptions(opts)
-	name := o.name
-	if name == "" {
-		if s, ok := src.(fmt.Stringer); ok {
-			name = s.String()
+	name, identity := o.name, o.name
+	if s, ok := src.(fmt.Stringer); ok {
+		identity = s.String()
+		if name == "" {
+			name = identity
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Readable[T]{
-		src:    src,
-		conv:   conv,
-		opts:   o,
-		name:   name,
-		prop:   core.NewProperty[T](),
-		log:    o.logger.With("datasource", name),
-		ctx:    ctx,
-		cancel: cancel,
-		hints:  make(chan struct{}, 1),
-		doneCh: make(chan struct{}),
+		src:      src,
+		conv:     conv,
+		opts:     o,
+		name:     name,
+		identity: identity,
+		prop:     core.NewProperty[T](),
+		log:      o.logger.With("datasource", name),
+		ctx:      ctx,
+		cancel:   cancel,
+		hints:    make(chan struct{}, 1),
+		doneCh:   make(chan struct{}),
 	}
 	r.status.Name = name
 	if _, ok := src.(Watcher); !ok {
@@ -144,10 +151,11 @@ func (r *Readable[T]) Status() Status {
 // Start reads the document and applies it, or, when the Source cannot be
 // read or its document is rejected, the last-good cache (if configured),
 // then follows changes in the background until Close. It returns nil once
-// a value is applied (or the document is authoritatively missing), and an
-// error when nothing could be applied; in both cases the background work
-// goes on, retrying with backoff. ctx bounds only the wait for the first
-// attempt. Start may be called once; after Close it returns ErrClosed.
+// a value is applied (or the document is authoritatively missing, which
+// it logs as a warning), and an error when nothing could be applied; in
+// both cases the background work goes on, retrying with backoff. ctx
+// bounds only the wait for the first attempt. Start may be called once;
+// after Close it returns ErrClosed.
 func (r *Readable[T]) Start(ctx context.Context) error {
 	r.mu.Lock()
 	if r.closed {
@@ -176,29 +184,55 @@ func (r *Readable[T]) Start(ctx context.Context) error {
 	}
 }
 
+// CloseTimeout bounds how long Close waits for the Readable's goroutines.
+// A Source whose Read ignores its context (a read of a hung network mount
+// cannot be interrupted) would otherwise hold Close forever.
+const CloseTimeout = 5 * time.Second
+
 // Close stops the Readable, waits for every goroutine it started, and
 // closes the Source. It is idempotent: later calls return the first
 // call's result. The Property keeps its last value.
+//
+// A Read or Watch that ignores its context is waited for up to
+// CloseTimeout; then Close closes the Source and returns an error saying
+// so. The abandoned goroutine ends when the call returns, and applies
+// nothing.
 func (r *Readable[T]) Close() error {
 	r.closeOnce.Do(func() {
 		r.mu.Lock()
 		r.closed = true
 		r.mu.Unlock()
 		r.cancel()
-		r.wg.Wait()
-		if err := r.src.Close(); err != nil {
-			r.closeErr = named(r.name, "close source: %w", err)
+		stopped := make(chan struct{})
+		go func() { r.wg.Wait(); close(stopped) }()
+		t := time.NewTimer(CloseTimeout)
+		defer t.Stop()
+		var errs []error
+		select {
+		case <-stopped:
+		case <-t.C:
+			errs = append(errs, named(r.name, "close: a call to the source ignored cancellation for %v; abandoned", CloseTimeout))
+			r.log.Error("datasource close: a call to the source ignored cancellation; abandoned", "waited", CloseTimeout)
 		}
+		if err := r.src.Close(); err != nil {
+			errs = append(errs, named(r.name, "close source: %w", err))
+		}
+		r.closeErr = errors.Join(errs...)
 	})
 	return r.closeErr
 }
 
 // hint asks the reader for a read. It never blocks, and hints sent while a
-// read is pending coalesce. A hint naming the revision already read is
-// dropped.
+// read is pending coalesce. A hint naming the document of the last read is
+// dropped, but only when no read is in flight: a read in flight may have
+// started before the change the hint reports (X, then B, then X again:
+// the read for B must not hide the second X).
 func (r *Readable[T]) hint(s Snapshot) {
 	if s.Revision != "" || s.Missing {
-		if last := r.seen.Load(); last != nil && last.Missing == s.Missing && last.Revision == s.Revision {
+		r.mu.Lock()
+		dup := !r.reading && r.done.ok && sameDoc(r.done.snap.Missing, r.done.snap.Revision, s)
+		r.mu.Unlock()
+		if dup {
 			return
 		}
 	}
@@ -225,11 +259,23 @@ func (r *Readable[T]) run(first chan<- error) {
 		case <-r.ctx.Done():
 			return
 		case <-r.hints:
+			if r.failing() {
+				// While the source fails, reads follow the backoff: the
+				// timer's read covers this hint.
+				continue
+			}
 		case <-timer.C:
 		}
 		r.readOnce()
+		r.retryCache()
 		timer.Reset(r.nextDelay())
 	}
+}
+
+func (r *Readable[T]) failing() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done.gen > 0 && !r.done.ok
 }
 
 func (r *Readable[T]) nextDelay() time.Duration {
@@ -237,16 +283,21 @@ func (r *Readable[T]) nextDelay() time.Duration {
 	failing := r.done.gen > 0 && !r.done.ok
 	failures := r.status.Failures
 	r.mu.Unlock()
+	var d time.Duration
 	switch {
 	case failing:
-		return backoff(failures, r.opts.backoffMin, r.opts.backoffMax)
+		d = backoff(failures, r.opts.backoffMin, r.opts.backoffMax)
 	case r.poll.Load():
-		return r.opts.pollInterval
+		d = r.opts.pollInterval
 	case r.opts.reconcileInterval > 0:
-		return r.opts.reconcileInterval
+		d = r.opts.reconcileInterval
 	default:
-		return 1<<63 - 1
+		d = 1<<63 - 1
 	}
+	if r.pending != nil {
+		d = min(d, backoff(r.cacheN, r.opts.backoffMin, r.opts.backoffMax))
+	}
+	return d
 }
 
 // firstAttempt reads once and, failing that, loads the cache. It returns
@@ -256,7 +307,15 @@ func (r *Readable[T]) firstAttempt() error {
 	if r.ctx.Err() != nil {
 		return ErrClosed
 	}
-	if res.applied || (res.ok && res.doc.missing) {
+	if res.ok && res.doc.missing {
+		if r.opts.keepOnMissing && r.opts.cacheDir != "" && r.loadCache() == nil {
+			r.log.Warn("datasource document missing at start: keeping the last-good cache")
+			return nil
+		}
+		r.log.Warn("datasource document missing at start: no value from it until it is created")
+		return nil
+	}
+	if res.applied {
 		return nil
 	}
 	cause := r.Status().Err
@@ -273,15 +332,21 @@ func (r *Readable[T]) firstAttempt() error {
 func (r *Readable[T]) readOnce() readResult {
 	r.mu.Lock()
 	r.gen++
+	r.reading = true
 	res := readResult{gen: r.gen}
 	r.mu.Unlock()
 
-	ctx, cancel := r.ctx, context.CancelFunc(func() {})
+	ctx, cancel := WithReadLimit(r.ctx, r.opts.maxSize), context.CancelFunc(func() {})
 	if r.opts.readTimeout > 0 {
-		ctx, cancel = context.WithTimeout(r.ctx, r.opts.readTimeout)
+		ctx, cancel = context.WithTimeout(ctx, r.opts.readTimeout)
 	}
 	snap, err := r.src.Read(ctx)
 	cancel()
+	if err == nil && !snap.Missing {
+		// A backend that could not bound its read: refuse it here, before
+		// anything else holds it.
+		err = CheckSize(ctx, int64(len(snap.Data)))
+	}
 	switch {
 	case r.ctx.Err() != nil:
 		// Closing: record nothing, apply nothing.
@@ -289,13 +354,15 @@ func (r *Readable[T]) readOnce() readResult {
 		r.readFailed(err)
 	default:
 		res.ok = true
-		res.snap = normalize(snap)
-		res.applied = r.apply(res.snap)
+		snap = normalize(snap)
+		res.applied = r.apply(snap)
+		res.snap = Snapshot{Revision: snap.Revision, Missing: snap.Missing}
 	}
-	res.doc = r.cur
+	res.doc = r.last
 
 	r.mu.Lock()
 	r.done = res
+	r.reading = false
 	close(r.doneCh)
 	r.doneCh = make(chan struct{})
 	r.mu.Unlock()
@@ -312,91 +379,141 @@ func (r *Readable[T]) readFailed(err error) {
 	r.log.Warn("datasource read failed", "err", err, "failures", n)
 }
 
-// apply decodes and sets snap unless it is the document already read. It
-// reports whether a new value was applied.
+// outcome is what one document did to the value.
+type outcome int
+
+const (
+	unchanged outcome = iota // the document read last, again
+	kept                     // missing, and WithKeepOnMissing keeps the value
+	applied                  // set (in full, or in part: warn)
+	rejected                 // not decoded, or refused by a listener
+)
+
+// apply decodes and sets snap unless it is the document already read, and
+// updates Status once with the outcome. It reports whether a new value was
+// applied.
 func (r *Readable[T]) apply(snap Snapshot) bool {
 	now := time.Now()
-	r.seen.Store(&snap)
-	prev := r.cur
-	unchanged := prev.valid && prev.missing == snap.Missing &&
-		(snap.Missing || prev.rev == snap.Revision || bytes.Equal(prev.data, snap.Data))
-	if unchanged {
-		r.cur.rev = snap.Revision
-		r.mu.Lock()
-		r.status.LastRead = now
-		r.status.Missing = snap.Missing
-		if prev.rejected == nil {
-			r.status.Err = prev.warn
-			r.status.Failures = 0
-			if !snap.Missing {
-				r.status.Revision = snap.Revision
-			}
-			r.status.FromCache = false
-		} else {
-			r.status.Err = prev.rejected
-		}
-		r.mu.Unlock()
-		return false
-	}
-
-	r.cur = docState{valid: true, missing: snap.Missing, rev: snap.Revision, data: bytes.Clone(snap.Data)}
-	if snap.Missing && r.opts.keepOnMissing {
-		r.mu.Lock()
-		r.status.LastRead = now
-		r.status.Missing = true
-		r.status.Err = nil
-		r.status.Failures = 0
-		r.mu.Unlock()
-		r.log.Info("datasource document missing; keeping the running value")
-		return false
-	}
-
-	var v T
-	var err error
+	var sum [sha256.Size]byte
 	if !snap.Missing {
-		v, err = r.conv.Convert(snap.Data)
-		if err != nil {
-			err = named(r.name, "decode revision %s: %w", snap.Revision, err)
+		sum = sha256.Sum256(snap.Data)
+	}
+	prev := r.last
+	var out outcome
+	switch {
+	case prev.valid && prev.missing == snap.Missing && (snap.Missing || prev.rev == snap.Revision || prev.sum == sum):
+		out = unchanged
+		r.last.rev = snap.Revision
+	case snap.Missing && r.opts.keepOnMissing:
+		out = kept
+		r.last = docState{valid: true, missing: true}
+	default:
+		r.last = docState{valid: true, missing: snap.Missing, rev: snap.Revision, sum: sum}
+		if err, warn := r.set(snap); err != nil {
+			out = rejected
+			r.last.rejected = err
+		} else {
+			out = applied
+			r.last.warn = warn
 		}
 	}
-	var warn error
-	if err == nil {
-		if setErr := r.prop.Set(v); setErr != nil {
-			if appliedInPart(setErr) {
-				warn = named(r.name, "revision %s applied in part: %w", snap.Revision, setErr)
-			} else {
-				err = named(r.name, "revision %s rejected: %w", snap.Revision, setErr)
-			}
-		}
-	}
-	if err != nil {
-		r.cur.rejected = err
-		r.mu.Lock()
-		r.status.LastRead = now
-		r.status.Missing = snap.Missing
-		r.status.Err = err
-		r.status.Failures++
-		r.mu.Unlock()
-		r.log.Error("datasource document rejected; keeping the running value", "err", err)
-		return false
-	}
+	cur := r.last
 
-	r.cur.warn = warn
 	r.mu.Lock()
-	r.status.LastRead = now
-	r.status.Missing = snap.Missing
-	r.status.Revision = snap.Revision
-	r.status.AppliedAt = now
-	r.status.FromCache = false
-	r.status.Err = warn
-	r.status.Failures = 0
-	r.mu.Unlock()
-	r.log.Info("datasource document applied", "revision", snap.Revision, "missing", snap.Missing)
-	if warn != nil {
-		r.log.Warn("datasource document applied in part", "err", warn)
+	st := &r.status
+	st.LastRead = now
+	st.Missing = snap.Missing
+	switch {
+	case out == rejected || (out == unchanged && cur.rejected != nil):
+		st.Err = cur.rejected
+		if out == rejected {
+			st.Failures++
+		}
+	case out == kept || (out == unchanged && cur.missing && r.opts.keepOnMissing):
+		// The value in force is not this document's: Revision, AppliedAt
+		// and FromCache still describe it.
+		st.Err, st.Failures = nil, 0
+	default: // applied, or unchanged and in force
+		if out == applied {
+			st.AppliedAt = now
+		}
+		st.Revision = ""
+		if !snap.Missing {
+			st.Revision = snap.Revision
+		}
+		st.FromCache = false
+		st.Err, st.Failures = cur.warn, 0
 	}
-	r.storeCache(snap)
-	return true
+	r.mu.Unlock()
+
+	switch out {
+	case rejected:
+		r.log.Error("datasource document rejected; keeping the running value", "err", cur.rejected, "revision", snap.Revision)
+	case kept:
+		r.log.Warn("datasource document missing; keeping the running value")
+	case applied:
+		switch {
+		case snap.Missing:
+			r.log.Warn("datasource document missing: value cleared")
+		case cur.warn != nil:
+			r.log.Warn("datasource document applied in part", "err", cur.warn, "revision", snap.Revision)
+		default:
+			r.log.Info("datasource document applied", "revision", snap.Revision)
+		}
+		r.storeCache(snap)
+	}
+	return out == applied
+}
+
+// set decodes snap (the zero value when it is missing) and sets it. It
+// returns why the document was rejected, or, when it was applied in part
+// (a lenient RuleManager applied the valid rules), what was left out.
+func (r *Readable[T]) set(snap Snapshot) (rejected, warn error) {
+	var v T
+	if !snap.Missing {
+		var err error
+		v, warn, err = r.decode(snap.Data)
+		if err != nil {
+			return named(r.name, "decode: %w (revision %s)", err, snap.Revision), nil
+		}
+	}
+	if err := r.prop.Set(v); err != nil {
+		if !appliedInPart(err) {
+			return named(r.name, "rejected: %w (revision %s)", err, snap.Revision), nil
+		}
+		warn = errors.Join(warn, err)
+	}
+	if warn != nil {
+		warn = named(r.name, "applied in part: %w (revision %s)", warn, snap.Revision)
+	}
+	return nil, warn
+}
+
+// inspector is a converter that reports what it accepted but ignored
+// (converter.Inspector).
+type inspector[T any] interface {
+	Inspect(data []byte) (T, []converter.Problem, error)
+}
+
+// decode converts data. A document in which only some rules are invalid
+// is returned as its valid rules (warn names the others) when every
+// listener of the Property applies partial values (a lenient RuleManager);
+// otherwise it is an error.
+func (r *Readable[T]) decode(data []byte) (v T, warn, err error) {
+	if in, ok := r.conv.(inspector[T]); ok {
+		var warnings []converter.Problem
+		v, warnings, err = in.Inspect(data)
+		for _, w := range warnings {
+			r.log.Warn("datasource document: ignored", "problem", w.Error())
+		}
+	} else {
+		v, err = r.conv.Convert(data)
+	}
+	var de *converter.DecodeError
+	if err != nil && errors.As(err, &de) && de.Partial && r.prop.AcceptsPartial() {
+		return v, err, nil
+	}
+	return v, nil, err
 }
 
 // watch runs the Source's Watcher: from the last successful read, until

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/bulwark-go/bulwark/converter"
@@ -17,7 +16,9 @@ import (
 // only when the Readable that follows the same document reads the new
 // revision (WaitApplied waits for that).
 //
-// A Writable is safe for concurrent use.
+// A Writable holds no state between calls: the revision a Write expects
+// is the caller's, returned by Read, so goroutines sharing a Writable
+// never write over each other's reads. It is safe for concurrent use.
 type Writable[T any] struct {
 	sink Sink
 	src  Source // the Sink's Source side; nil if it has none
@@ -26,16 +27,17 @@ type Writable[T any] struct {
 	opts options
 	name string
 	log  *slog.Logger
+}
 
-	mu    sync.Mutex
-	rev   string // the revision last read or written
-	known bool   // rev is meaningful
+// patcher is an Encoder that writes a value over the document it was read
+// from, keeping what the value does not model (converter.Patcher).
+type patcher[T any] interface {
+	EncodeOver(prev []byte, v T) ([]byte, error)
 }
 
 // NewWritable returns a Writable over sink. Values are encoded with enc;
 // Read and Update also decode, which needs enc to be a converter.Codec[T].
-// The sink must also be a Source (every backend's is) for Read, Update and
-// the first Write.
+// The sink must also be a Source (every backend's is) for Read and Update.
 func NewWritable[T any](sink Sink, enc converter.Encoder[T], opts ...Option) *Writable[T] {
 	o := buildOptions(opts)
 	w := &Writable[T]{sink: sink, enc: enc, opts: o, name: o.name}
@@ -51,45 +53,40 @@ func NewWritable[T any](sink Sink, enc converter.Encoder[T], opts ...Option) *Wr
 }
 
 // Read reads and decodes the current document (the zero value if it is
-// missing), and remembers its revision: the next Write succeeds only if
-// nobody changed the document in between.
-func (w *Writable[T]) Read(ctx context.Context) (T, error) {
+// missing) and returns it with its revision ("" when it is missing). Pass
+// the revision to Write: it succeeds only if nobody changed the document
+// in between.
+func (w *Writable[T]) Read(ctx context.Context) (T, string, error) {
 	var zero T
 	if w.dec == nil {
-		return zero, named(w.name, "read: %w", ErrNoDecoder)
+		return zero, "", named(w.name, "read: %w", ErrNoDecoder)
 	}
 	snap, err := w.read(ctx)
 	if err != nil {
-		return zero, err
+		return zero, "", err
 	}
-	return w.decode(snap)
+	v, err := w.decode(snap)
+	if err != nil {
+		return zero, "", err
+	}
+	return v, snap.Revision, nil
 }
 
-// Write encodes v and stores it if the document is still at the revision
-// this Writable last read or wrote (it reads first if it has read nothing).
-// If another writer changed it, Write returns an error wrapping
-// ErrConflict, stores nothing, and forgets the revision: a next Write reads
-// again (and then overwrites); to merge with the other edit use Update.
-func (w *Writable[T]) Write(ctx context.Context, v T) error {
+// Write encodes v and stores it if the document is still at revision (as
+// returned by Read; "" stores only if the document does not exist). If
+// another writer changed it, Write returns an error wrapping ErrConflict
+// and stores nothing: Read again, or use Update to merge with the other
+// edit.
+func (w *Writable[T]) Write(ctx context.Context, v T, revision string) error {
 	data, err := w.enc.Encode(v)
 	if err != nil {
 		return named(w.name, "encode: %w", err)
 	}
-	w.mu.Lock()
-	rev, known := w.rev, w.known
-	w.mu.Unlock()
-	if !known {
-		snap, err := w.read(ctx)
-		if err != nil {
-			return err
-		}
-		rev = snap.Revision
-	}
-	out, err := w.write(ctx, data, rev)
+	out, err := w.write(ctx, data, revision)
 	if err != nil {
 		return err
 	}
-	return w.waitApplied(ctx, rev, out)
+	return w.waitApplied(ctx, revision, out)
 }
 
 // Update changes the document with fn: it reads and decodes the current
@@ -119,7 +116,7 @@ func (w *Writable[T]) Update(ctx context.Context, fn func(T) (T, error)) error {
 		if err != nil {
 			return err
 		}
-		data, err := w.enc.Encode(next)
+		data, err := w.encodeOver(snap, next)
 		if err != nil {
 			return named(w.name, "encode: %w", err)
 		}
@@ -159,15 +156,21 @@ func (w *Writable[T]) read(ctx context.Context) (Snapshot, error) {
 	if w.src == nil {
 		return Snapshot{}, named(w.name, "read: %w", ErrNotReadable)
 	}
-	snap, err := w.src.Read(ctx)
+	snap, err := w.src.Read(WithReadLimit(ctx, w.opts.maxSize))
 	if err != nil {
 		return Snapshot{}, named(w.name, "read: %w", err)
 	}
-	snap = normalize(snap)
-	w.mu.Lock()
-	w.rev, w.known = snap.Revision, true
-	w.mu.Unlock()
-	return snap, nil
+	return normalize(snap), nil
+}
+
+// encodeOver encodes v; over a present document, with an encoder that can,
+// it keeps what v does not model (the fields of unchanged rules, entity
+// fields).
+func (w *Writable[T]) encodeOver(prev Snapshot, v T) ([]byte, error) {
+	if p, ok := w.enc.(patcher[T]); ok && !prev.Missing {
+		return p.EncodeOver(prev.Data, v)
+	}
+	return w.enc.Encode(v)
 }
 
 func (w *Writable[T]) decode(snap Snapshot) (T, error) {
@@ -185,17 +188,9 @@ func (w *Writable[T]) decode(snap Snapshot) (T, error) {
 func (w *Writable[T]) write(ctx context.Context, data []byte, expect string) (Snapshot, error) {
 	out, err := w.sink.Write(ctx, data, expect)
 	if err != nil {
-		if errors.Is(err, ErrConflict) {
-			w.mu.Lock()
-			w.known = false
-			w.mu.Unlock()
-		}
-		return Snapshot{}, named(w.name, "write (expected revision %q): %w", expect, err)
+		return Snapshot{}, named(w.name, "write: %w (expected revision %q)", err, expect)
 	}
 	out = normalize(out)
-	w.mu.Lock()
-	w.rev, w.known = out.Revision, true
-	w.mu.Unlock()
 	w.log.Info("datasource document written", "revision", out.Revision)
 	return out, nil
 }

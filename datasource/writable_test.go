@@ -13,31 +13,63 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 )
 
-func TestWriteReadsFirstThenCAS(t *testing.T) {
+// readWrite reads the document and writes v over the revision read.
+func readWrite(t *testing.T, w *datasource.Writable[[]string], v []string) error {
+	t.Helper()
+	_, rev, err := w.Read(t.Context())
+	require.NoError(t, err)
+	return w.Write(t.Context(), v, rev)
+}
+
+func TestWriteCAS(t *testing.T) {
 	f := &fake{}
 	f.set(doc("a"), "r1")
 	w := datasource.NewWritable(f, codec{})
-	require.NoError(t, w.Write(t.Context(), []string{"b"}))
-	got, err := w.Read(t.Context())
+	got, rev, err := w.Read(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a"}, got)
+	assert.Equal(t, "r1", rev)
+	require.NoError(t, w.Write(t.Context(), []string{"b"}, rev))
+	got, rev2, err := w.Read(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"b"}, got)
 
 	f.set(doc("external"), "r9")
-	err = w.Write(t.Context(), []string{"c"})
+	err = w.Write(t.Context(), []string{"c"}, rev2)
 	require.ErrorIs(t, err, datasource.ErrConflict)
 	assert.ErrorContains(t, err, "datasource: ")
-	// After a conflict the Writable reads again: the next Write is a
-	// conscious overwrite.
-	require.NoError(t, w.Write(t.Context(), []string{"c"}))
+	err = w.Write(t.Context(), []string{"c"}, rev)
+	require.ErrorIs(t, err, datasource.ErrConflict, "an old revision never matches again")
+}
+
+// Defect 8 of issue 9: the revision a Write expects is its caller's. One
+// caller reads, another updates through the same Writable, and the first
+// caller's write must fail instead of erasing the update.
+func TestSharedWritableKeepsEveryEdit(t *testing.T) {
+	f := &fake{}
+	f.set(doc("a"), "1")
+	w := datasource.NewWritable(f, codec{})
+	_, rev, err := w.Read(t.Context())
+	require.NoError(t, err)
+	require.NoError(t, w.Update(t.Context(), func(v []string) ([]string, error) { return append(v, "updated"), nil }))
+	err = w.Write(t.Context(), []string{"stale"}, rev)
+	require.ErrorIs(t, err, datasource.ErrConflict)
+	got, _, err := w.Read(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "updated"}, got, "the update survives")
 }
 
 func TestWriteCreatesMissing(t *testing.T) {
 	f := &fake{}
 	f.setMissing()
 	w := datasource.NewWritable(f, codec{})
-	require.NoError(t, w.Write(t.Context(), []string{"new"}))
+	_, rev, err := w.Read(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, rev, "a missing document has no revision")
+	require.NoError(t, w.Write(t.Context(), []string{"new"}, rev))
 	snap, _ := f.Read(t.Context())
 	assert.JSONEq(t, `["new"]`, string(snap.Data))
+	require.ErrorIs(t, w.Write(t.Context(), []string{"again"}, ""), datasource.ErrConflict, "\"\" creates only")
 }
 
 func TestUpdateGivesUp(t *testing.T) {
@@ -68,11 +100,13 @@ func TestWritableNeedsCodecAndSource(t *testing.T) {
 	f := &fake{}
 	w := datasource.NewWritable[[]string](f, encoderOnly{})
 	require.ErrorIs(t, w.Update(t.Context(), func(v []string) ([]string, error) { return v, nil }), datasource.ErrNoDecoder)
-	_, err := w.Read(t.Context())
+	_, _, err := w.Read(t.Context())
 	require.ErrorIs(t, err, datasource.ErrNoDecoder)
 
 	wo := datasource.NewWritable(writeOnly{}, codec{})
-	require.ErrorIs(t, wo.Write(t.Context(), []string{"a"}), datasource.ErrNotReadable)
+	require.ErrorIs(t, wo.Update(t.Context(), func(v []string) ([]string, error) { return v, nil }), datasource.ErrNotReadable)
+	wo2 := datasource.NewWritable[[]string](writeOnly{}, encoderOnly{})
+	require.NoError(t, wo2.Write(t.Context(), []string{"a"}, "x"), "Write needs no Source")
 }
 
 func TestWaitApplied(t *testing.T) {
@@ -90,10 +124,10 @@ func TestWaitApplied(t *testing.T) {
 		require.NoError(t, r.Start(t.Context()))
 		w := datasource.NewWritable(f, codec{}, datasource.WaitApplied(r, time.Minute))
 
-		require.NoError(t, w.Write(t.Context(), []string{"b"}))
+		require.NoError(t, readWrite(t, w, []string{"b"}))
 		assert.Equal(t, []string{"b"}, value(t, r), "applied when Write returns")
 
-		err := w.Write(t.Context(), []string{"bad"})
+		err := readWrite(t, w, []string{"bad"})
 		require.ErrorIs(t, err, datasource.ErrNotApplied)
 		require.ErrorIs(t, err, errBad)
 
@@ -104,12 +138,12 @@ func TestWaitApplied(t *testing.T) {
 		f2 := &fake{}
 		f2.set(doc("x"), "1")
 		w2 := datasource.NewWritable(f2, codec{}, datasource.WaitApplied(r, 5*time.Second))
-		err = w2.Write(t.Context(), []string{"y"})
+		err = readWrite(t, w2, []string{"y"})
 		require.ErrorIs(t, err, datasource.ErrNotApplied)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		require.NoError(t, r.Close())
 
-		require.ErrorIs(t, w.Write(t.Context(), []string{"d"}), datasource.ErrClosed)
+		require.ErrorIs(t, readWrite(t, w, []string{"d"}), datasource.ErrClosed)
 	})
 }
 
@@ -122,9 +156,9 @@ func TestWaitAppliedReadAfterWriteOneRead(t *testing.T) {
 		require.NoError(t, r.Start(t.Context()))
 		defer r.Close()
 		w := datasource.NewWritable(f, codec{}, datasource.WaitApplied(r, time.Minute))
-		require.NoError(t, w.Write(t.Context(), []string{"b"})) // reads first: it knew no revision
+		require.NoError(t, readWrite(t, w, []string{"b"})) // reads first: it knew no revision
 		before := len(f.readTimes())
-		require.NoError(t, w.Write(t.Context(), []string{"c"}))
+		require.NoError(t, readWrite(t, w, []string{"c"}))
 		assert.Equal(t, []string{"c"}, value(t, r))
 		assert.Len(t, f.readTimes(), before+1, "the first read after the write shows it")
 	})
@@ -148,11 +182,11 @@ func TestWaitAppliedEventuallyConsistent(t *testing.T) {
 		defer r.Close()
 		w := datasource.NewWritable(l, codec{}, datasource.WaitApplied(r, time.Minute))
 
-		require.NoError(t, w.Write(t.Context(), []string{"b"}))
+		require.NoError(t, readWrite(t, w, []string{"b"}))
 		assert.Equal(t, []string{"b"}, value(t, r), "applied when Write returns, not merely read stale")
 		assert.Greater(t, l.readCount(), 3, "stale reads were retried")
 
-		err := w.Write(t.Context(), []string{"bad"})
+		err := readWrite(t, w, []string{"bad"})
 		require.ErrorIs(t, err, datasource.ErrNotApplied, "a rejection is reported, not hidden by a stale read")
 		require.ErrorIs(t, err, errBad)
 
@@ -168,7 +202,7 @@ func TestWaitAppliedEventuallyConsistentCreate(t *testing.T) {
 		require.NoError(t, r.Start(t.Context()))
 		defer r.Close()
 		w := datasource.NewWritable(l, codec{}, datasource.WaitApplied(r, time.Minute))
-		require.NoError(t, w.Write(t.Context(), []string{"created"}), "a stale \"missing\" is not the write")
+		require.NoError(t, readWrite(t, w, []string{"created"}), "a stale \"missing\" is not the write")
 		assert.Equal(t, []string{"created"}, value(t, r))
 	})
 }
@@ -183,14 +217,11 @@ func TestWaitAppliedReplacedByLaterWrite(t *testing.T) {
 		defer r.Close()
 		w := datasource.NewWritable(l, codec{}, datasource.WaitApplied(r, time.Minute))
 		// Another client writes right after us, before the write is visible.
-		var w2 = datasource.NewWritable(l, codec{})
-		_, err := w2.Read(t.Context())
-		require.NoError(t, err)
 		go func() {
 			time.Sleep(time.Millisecond)
 			l.set(doc("other"))
 		}()
-		require.NoError(t, w.Write(t.Context(), []string{"mine"}))
+		require.NoError(t, readWrite(t, w, []string{"mine"}))
 		got := value(t, r)
 		assert.NotEqual(t, []string{"a"}, got, "returned on a stale read")
 	})
@@ -205,12 +236,10 @@ func TestWaitAppliedTransientMissing(t *testing.T) {
 		require.NoError(t, r.Start(t.Context()))
 		defer r.Close()
 		w := datasource.NewWritable(l, codec{}, datasource.WaitApplied(r, time.Minute))
-		_, err := w.Read(t.Context())
-		require.NoError(t, err)
 		// Reads show a for a second, then missing for two, then the write.
 		l.glitch()
 		time.Sleep(2 * time.Second)
-		require.NoError(t, w.Write(t.Context(), []string{"b"}))
+		require.NoError(t, readWrite(t, w, []string{"b"}))
 		assert.Equal(t, []string{"b"}, value(t, r))
 	})
 }
@@ -222,7 +251,7 @@ func TestWaitAppliedStaleUntilTimeout(t *testing.T) {
 		require.NoError(t, r.Start(t.Context()))
 		defer r.Close()
 		w := datasource.NewWritable(l, codec{}, datasource.WaitApplied(r, 5*time.Second))
-		err := w.Write(t.Context(), []string{"b"})
+		err := readWrite(t, w, []string{"b"})
 		require.ErrorIs(t, err, datasource.ErrNotApplied)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.ErrorContains(t, err, "still returned the replaced document")
@@ -241,7 +270,7 @@ func TestUpdateEventuallyConsistent(t *testing.T) {
 			require.NoError(t, w.Update(t.Context(), func(v []string) ([]string, error) { return append(v, item), nil }))
 		}
 		time.Sleep(time.Second)
-		got, err := w.Read(t.Context())
+		got, _, err := w.Read(t.Context())
 		require.NoError(t, err)
 		assert.Equal(t, []string{"a", "b", "c", "d"}, got)
 	})
