@@ -46,8 +46,10 @@ type Watcher interface {
 type Sink interface {
 	// Write stores data if the document's current revision is
 	// expectRevision ("" meaning: only if the document does not exist),
-	// and returns the snapshot a Read would now return. Otherwise it
-	// returns an error wrapping ErrConflict and stores nothing.
+	// and returns what it wrote: data and the revision the write gave it,
+	// known from the same atomic step (never from a read afterwards, which
+	// may return another writer's document). Otherwise it returns an error
+	// wrapping ErrConflict and stores nothing.
 	Write(ctx context.Context, data []byte, expectRevision string) (Snapshot, error)
 }
 

@@ -35,8 +35,25 @@
 //
 // One goroutine reads, decodes and sets, so values are applied in order;
 // hints that arrive while it works coalesce into one read, and the latest
-// document wins. A document whose revision (or content) is the one read
-// last is not decoded nor set again.
+// document wins for every interleaving: a push naming the document read
+// last is dropped only when no read is in flight (a read in flight may
+// have started before the change the push reports, as in X, B, X again).
+// While the source fails, pushes do not add reads: retries follow the
+// backoff. A document whose revision (or content) is the one read last is
+// not decoded nor set again. The Readable keeps a hash of the document,
+// never a copy.
+//
+// Documents are bounded: a document larger than WithMaxSize (4 MiB) is
+// refused while it is read (the limit travels in the read's context, see
+// [ReadLimit]; backends stream or ask the server for the size first), the
+// running rules stay, and Status.Err wraps [ErrTooLarge].
+//
+// Lenient rule managers: when a document decodes but some of its rules are
+// invalid, a Property whose listeners all apply partial values (a
+// RuleManager with SetLenient(true); see core.Property.AcceptsPartial)
+// gets the valid rules, and Status.Err names the refused ones ("applied
+// in part"), with Failures at zero. Otherwise the document is rejected
+// whole. A cached copy of such a document counts as applied at boot too.
 //
 // Absent, empty and unreachable are different:
 //
@@ -45,27 +62,46 @@
 //     backoff (WithBackoff, 100 ms doubling to 30 s, each delay jittered
 //     within its upper half);
 //   - a missing document sets the zero value of T (no rules), unless
-//     WithKeepOnMissing; an empty document ("[]" for rule lists) is a
-//     document, and clears the rules as any other would;
+//     WithKeepOnMissing, and is logged as a warning (at Start too: a
+//     mistyped path is not silent); with WithKeepOnMissing and a cache, a
+//     document missing at Start applies the cache; an empty document ("[]"
+//     for rule lists) is a document, and clears the rules as any other
+//     would;
 //   - a document that does not decode, or that a listener of the Property
 //     rejects (a RuleManager returns its validation error from Property.Set),
 //     is rejected: the running rules stay, the cache keeps the last good
 //     document, Status.Err wraps the decode or validation error and
 //     Failures counts. It is not decoded again until its revision changes.
 //
+// The last-good cache (WithCacheDir) keeps one file per document, named
+// after WithName (or the Source's String) and a hash of the Source's
+// identity (its String: server, namespace or database, key), so two
+// Readables of one key on two servers never share it. Files are 0600 in a
+// 0700 directory; a failed update or removal is retried with backoff until
+// it succeeds, so a later boot never applies stale rules. Status.FromCache
+// stays true for as long as the cached value is in force.
+//
 // [Readable.Close] is idempotent: it cancels, waits for every goroutine the
-// Readable started, and closes the Source.
+// Readable started, and closes the Source. A Source call that ignores its
+// context (a read of a hung network mount) is waited for up to
+// [CloseTimeout], then abandoned: Close returns an error saying so, and the
+// call's result is never applied.
 //
 // # Writing: Writable
 //
 // A [Writable] encodes a value and writes it through the backend's Sink
-// with compare-and-set against the revision it last read, so a concurrent
-// edit makes the write fail with [ErrConflict] instead of being lost.
+// with compare-and-set against a revision the caller holds: [Writable.Read]
+// returns the value and its revision, [Writable.Write] takes them back, so
+// a concurrent edit (by another process, or another goroutine sharing the
+// Writable) makes the write fail with [ErrConflict] instead of being lost.
 // [Writable.Update] reads, decodes, applies a function and writes with
 // compare-and-set, starting again on conflict: this is how a tool changes
 // one threshold without losing someone else's edit. The running rules
 // change only when the Readable reads the new document; [WaitApplied]
-// makes writes wait for that (and report a rejection).
+// makes writes wait for that (and report a rejection). Update writes over
+// the document it read with the codec's converter.Patcher when it has one
+// (every codec of package converter does): unchanged rules keep their
+// exact text, changed ones their dashboard entity fields.
 //
 // The contract does not promise read-after-write: a Source may be
 // eventually consistent (a Nacos-protocol server answers reads from a
@@ -82,7 +118,9 @@
 //
 //   - a document that does not exist is Snapshot{Missing: true} and a nil
 //     error (never an error: "absent" is an answer, "unreachable" is not);
-//   - any error means the backend could not answer; Read must respect ctx;
+//   - any error means the backend could not answer; Read must respect ctx
+//     (its cancellation, and its size limit: [ReadLimit], [ReadAll],
+//     [CheckSize]; a document over it is an error wrapping [ErrTooLarge]);
 //   - Revision must change whenever the content changes, and two snapshots
 //     with the same Revision must hold the same bytes. Use the backend's
 //     version (etcd mod revision, ZooKeeper version) or [ContentRevision].
@@ -107,9 +145,12 @@
 //
 // Sink.Write stores data only if the document's current revision equals
 // expectRevision, where "" means the document must not exist (create), and
-// returns the snapshot a Read would now return. Otherwise it stores
-// nothing and returns an error wrapping [ErrConflict]. The comparison and
-// the store are one atomic step in the backend (a transaction, a lock).
+// returns what it wrote: data and the revision the write gave it, known
+// from that same step (a read afterwards may already return another
+// writer's document, whose revision a later compare-and-set would then
+// wrongly match). Otherwise it stores nothing and returns an error
+// wrapping [ErrConflict]. The comparison and the store are one atomic step
+// in the backend (a transaction, a lock).
 // A backend's Sink is also its Source.
 //
 // Errors are "datasource: <name>: ..." and wrap their cause: test them
