@@ -26,6 +26,18 @@ type Codec[T any] interface {
 	Encoder[T]
 }
 
+// Inspector is a Converter that also reports what it accepted but ignored.
+type Inspector[T any] interface {
+	Converter[T]
+	Inspect(data []byte) (v T, warnings []Problem, err error)
+}
+
+// Patcher is an Encoder that can write a value over the document it was read from, keeping what the value does not model.
+type Patcher[T any] interface {
+	Encoder[T]
+	EncodeOver(prev []byte, v T) ([]byte, error)
+}
+
 // DefaultMaxSize is the document size limit unless WithMaxSize says
 // otherwise: 4 MiB.
 const DefaultMaxSize = 4 << 20
@@ -58,7 +70,22 @@ type kind[T any] struct {
 	defaults func() T
 	validate func(T) error
 	encode   func(T) (any, []string) // the Java-shaped value to marshal, and fields out of Java's int range
+	resource func(*T) string         // the resource, to name a rule in problems
+	identity func(*T) string         // what matches a rule to its previous version (EncodeOver)
+	equal    func(a, b *T) bool      // equal after decoding
 }
+
+func (k *kind[T]) read(d *decoder) []T {
+	return readList(d, k.object, k.defaults, k.validate, k.resource)
+}
+
+// Every codec of this package is an Inspector and a Patcher.
+var (
+	_ Inspector[[]flow.Rule] = list[flow.Rule]{}
+	_ Patcher[[]flow.Rule]   = list[flow.Rule]{}
+	_ Inspector[Rules]       = ruleSet{}
+	_ Patcher[Rules]         = ruleSet{}
+)
 
 // list is the codec of a JSON array of rules of one kind.
 type list[T any] struct {
@@ -66,19 +93,41 @@ type list[T any] struct {
 	opts options
 }
 
-// Convert decodes a JSON array of rules. null decodes to no rules;
-// an empty or blank document is an error.
+// Convert decodes a JSON array of rules. null decodes to no rules; an
+// empty or blank document is an error. Comments and a leading byte order
+// mark are allowed.
+//
+// On error, the rules returned are nil, unless the error is a
+// *DecodeError with Partial set: then they are every rule without a
+// problem, in document order.
 func (c list[T]) Convert(data []byte) ([]T, error) {
+	rules, _, err := c.Inspect(data)
+	return rules, err
+}
+
+// Inspect is Convert that also returns the warnings: fields accepted and
+// ignored because an older Sentinel release wrote them (Err ErrIgnored),
+// in document order.
+func (c list[T]) Inspect(data []byte) ([]T, []Problem, error) {
+	rules, warnings, _, err := c.decode(data, nil)
+	return rules, warnings, err
+}
+
+func (c list[T]) decode(data []byte, rec *listRec) ([]T, []Problem, *decoder, error) {
 	d, err := start(data, c.opts.maxSize)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	rules := readList(d, c.k.object, c.k.defaults, c.k.validate)
+	d.rec = rec
+	rules := c.k.read(d)
 	d.end()
-	if err := d.result(); err != nil {
-		return nil, err
+	if de := d.result(); de != nil {
+		if !de.Partial {
+			rules = nil
+		}
+		return rules, d.warnings, d, de
 	}
-	return rules, nil
+	return rules, d.warnings, d, nil
 }
 
 // Encode writes the rules as a JSON array, one rule per line.
@@ -88,12 +137,56 @@ func (c list[T]) Encode(rules []T) ([]byte, error) {
 	return e.result()
 }
 
+// EncodeOver writes rules over prev, the document they were read from:
+// see the package documentation, "Writing over a document".
+func (c list[T]) EncodeOver(prev []byte, rules []T) ([]byte, error) {
+	out, _, err := c.encodeOver(prev, rules)
+	return out, err
+}
+
+// encodeOver is EncodeOver that also tells whether it had to fall back
+// to Encode although prev decoded (a bug, for the tests).
+func (c list[T]) encodeOver(prev []byte, rules []T) (out []byte, fellBack bool, err error) {
+	fresh, err := c.Encode(rules)
+	if err != nil {
+		return nil, false, err
+	}
+	rec := &listRec{open: -1}
+	old, _, d, err := c.decode(prev, rec)
+	if d == nil || (err != nil && !err.(*DecodeError).Partial) || rec.open < 0 {
+		return fresh, false, nil
+	}
+	var p patcher
+	p.data = prev
+	arr, ok := patchList(&p, c.k, rec, old, rules, "  ")
+	if !ok {
+		return fresh, true, nil
+	}
+	out = make([]byte, 0, len(prev)+len(arr))
+	out = append(out, prev[:rec.open]...)
+	out = append(out, arr...)
+	out = append(out, prev[rec.close+1:]...)
+	if c.opts.maxSize > 0 && len(out) > c.opts.maxSize {
+		return nil, false, tooLarge(len(out), c.opts.maxSize)
+	}
+	back, err := c.Convert(out)
+	if err != nil || !equalLists(c.k, back, rules) {
+		return fresh, true, nil
+	}
+	return out, false, nil
+}
+
 var (
-	flowKind = &kind[flow.Rule]{flowObject, flowDefaults, flow.Rule.Validate, encodeFlow}
-	cbKind   = &kind[circuitbreaker.Rule]{cbObject, cbDefaults, circuitbreaker.Rule.Validate, encodeCircuitBreaker}
-	sysKind  = &kind[system.Rule]{systemObject, systemDefaults, system.Rule.Validate, encodeSystem}
-	authKind = &kind[authority.Rule]{authorityObject, authorityDefaults, authority.Rule.Validate, encodeAuthority}
-	hotKind  = &kind[hotspot.Rule]{hotspotObject, hotspotDefaults, hotspot.Rule.Validate, encodeHotspot}
+	flowKind = &kind[flow.Rule]{flowObject, flowDefaults, flow.Rule.Validate, encodeFlow,
+		func(r *flow.Rule) string { return r.Resource }, flowIdentity, eq[flow.Rule]}
+	cbKind = &kind[circuitbreaker.Rule]{cbObject, cbDefaults, circuitbreaker.Rule.Validate, encodeCircuitBreaker,
+		func(r *circuitbreaker.Rule) string { return r.Resource }, cbIdentity, eq[circuitbreaker.Rule]}
+	sysKind = &kind[system.Rule]{systemObject, systemDefaults, system.Rule.Validate, encodeSystem,
+		func(*system.Rule) string { return "" }, func(*system.Rule) string { return "" }, eq[system.Rule]}
+	authKind = &kind[authority.Rule]{authorityObject, authorityDefaults, authority.Rule.Validate, encodeAuthority,
+		func(r *authority.Rule) string { return r.Resource }, func(r *authority.Rule) string { return r.Resource }, eq[authority.Rule]}
+	hotKind = &kind[hotspot.Rule]{hotspotObject, hotspotDefaults, hotspot.Rule.Validate, encodeHotspot,
+		func(r *hotspot.Rule) string { return r.Resource }, hotspotIdentity, hotspotEqual}
 )
 
 // FlowRules decodes and encodes a JSON array of Java FlowRules.
@@ -150,11 +243,38 @@ const (
 	keyParamFlow = "paramFlow"
 )
 
+// Convert decodes a rule-set document; see list's Convert (a partial
+// value holds, for each kind, its rules without a problem).
 func (c ruleSet) Convert(data []byte) (Rules, error) {
+	rs, _, err := c.Inspect(data)
+	return rs, err
+}
+
+// Inspect is Convert that also returns the warnings.
+func (c ruleSet) Inspect(data []byte) (Rules, []Problem, error) {
+	rs, warnings, _, err := c.decode(data, nil)
+	return rs, warnings, err
+}
+
+// kindKeys are the rule-set keys, in Encode's order; setRec records the
+// lists of a rule set in this order.
+var kindKeys = [...]string{keyFlow, keyDegrade, keySystem, keyAuthority, keyParamFlow}
+
+type setRec [len(kindKeys)]listRec
+
+func (c ruleSet) decode(data []byte, recs *setRec) (Rules, []Problem, *decoder, error) {
 	var rs Rules
 	d, err := start(data, c.opts.maxSize)
 	if err != nil {
-		return rs, err
+		return rs, nil, nil, err
+	}
+	// record points d.rec at the record of kind i, afresh: when a key
+	// appears twice, the last one wins.
+	record := func(i int) {
+		if recs != nil {
+			recs[i] = listRec{open: -1}
+			d.rec = &recs[i]
+		}
 	}
 	switch d.peek() {
 	case 'n':
@@ -162,6 +282,7 @@ func (c ruleSet) Convert(data []byte) (Rules, error) {
 	case '{':
 		d.pos++
 		for first := true; d.next('}', first); first = false {
+			d.at = d.pos
 			key, ok := d.key()
 			if !ok {
 				break
@@ -169,34 +290,43 @@ func (c ruleSet) Convert(data []byte) (Rules, error) {
 			switch string(key) {
 			case keyFlow:
 				d.push(keyFlow)
-				rs.Flow = readList(d, flowKind.object, flowKind.defaults, flowKind.validate)
+				record(0)
+				rs.Flow = flowKind.read(d)
 			case keyDegrade:
 				d.push(keyDegrade)
-				rs.CircuitBreaker = readList(d, cbKind.object, cbKind.defaults, cbKind.validate)
+				record(1)
+				rs.CircuitBreaker = cbKind.read(d)
 			case keySystem:
 				d.push(keySystem)
-				rs.System = readList(d, sysKind.object, sysKind.defaults, sysKind.validate)
+				record(2)
+				rs.System = sysKind.read(d)
 			case keyAuthority:
 				d.push(keyAuthority)
-				rs.Authority = readList(d, authKind.object, authKind.defaults, authKind.validate)
+				record(3)
+				rs.Authority = authKind.read(d)
 			case keyParamFlow:
 				d.push(keyParamFlow)
-				rs.Hotspot = readList(d, hotKind.object, hotKind.defaults, hotKind.validate)
+				record(4)
+				rs.Hotspot = hotKind.read(d)
 			default:
 				d.push(string(key))
 				d.problem(ErrSyntax, "unknown kind: expected flow, degrade, system, authority or paramFlow")
 				d.skip()
 			}
+			d.rec = nil
 			d.pop()
 		}
 	default:
 		d.wrongType("an object with flow, degrade, system, authority and paramFlow rules")
 	}
 	d.end()
-	if err := d.result(); err != nil {
-		return Rules{}, err
+	if de := d.result(); de != nil {
+		if !de.Partial {
+			rs = Rules{}
+		}
+		return rs, d.warnings, d, de
 	}
-	return rs, nil
+	return rs, d.warnings, d, nil
 }
 
 // Encode writes every kind, an empty array for a kind without rules.
@@ -214,4 +344,114 @@ func (c ruleSet) Encode(rs Rules) ([]byte, error) {
 	encodeList(&e, keyParamFlow, hotKind, rs.Hotspot)
 	e.buf = append(e.buf, "\n}\n"...)
 	return e.result()
+}
+
+// EncodeOver writes rs over prev, kind by kind: see the package
+// documentation, "Writing over a document". A kind that prev leaves out
+// or sets to null stays so when rs has no rules of it.
+func (c ruleSet) EncodeOver(prev []byte, rs Rules) ([]byte, error) {
+	out, _, err := c.encodeOver(prev, rs)
+	return out, err
+}
+
+func (c ruleSet) encodeOver(prev []byte, rs Rules) (out []byte, fellBack bool, err error) {
+	fresh, err := c.Encode(rs)
+	if err != nil {
+		return nil, false, err
+	}
+	var recs setRec
+	old, _, d, err := c.decode(prev, &recs)
+	if d == nil || (err != nil && !err.(*DecodeError).Partial) {
+		return fresh, false, nil
+	}
+	d.pos = 0
+	if len(prev) >= len(bom) && string(prev[:len(bom)]) == bom {
+		d.pos = len(bom)
+	}
+	if d.peek() != '{' {
+		return fresh, false, nil // null
+	}
+	p := patcher{data: prev}
+	obj, ok := p.split(d.pos)
+	if !ok {
+		return fresh, true, nil
+	}
+	var arrays [len(kindKeys)][]byte
+	var have [len(kindKeys)]bool
+	var patched [len(kindKeys)]bool
+	for i := range kindKeys {
+		switch i {
+		case 0:
+			arrays[i], have[i], patched[i] = patchKind(&p, flowKind, &recs[i], old.Flow, rs.Flow)
+		case 1:
+			arrays[i], have[i], patched[i] = patchKind(&p, cbKind, &recs[i], old.CircuitBreaker, rs.CircuitBreaker)
+		case 2:
+			arrays[i], have[i], patched[i] = patchKind(&p, sysKind, &recs[i], old.System, rs.System)
+		case 3:
+			arrays[i], have[i], patched[i] = patchKind(&p, authKind, &recs[i], old.Authority, rs.Authority)
+		case 4:
+			arrays[i], have[i], patched[i] = patchKind(&p, hotKind, &recs[i], old.Hotspot, rs.Hotspot)
+		}
+		if !patched[i] {
+			return fresh, true, nil
+		}
+	}
+	// Replace the value of the last member of each kind; append the
+	// kinds prev lacks and rs has.
+	last := map[string]int{}
+	for i, it := range obj.items {
+		last[it.key] = i
+	}
+	out = make([]byte, 0, len(prev)+len(fresh)/4)
+	pos := 0
+	var missing []int
+	for i, key := range kindKeys {
+		if _, ok := last[key]; !ok && have[i] {
+			missing = append(missing, i)
+		}
+	}
+	// Walk the members in document order.
+	for j, it := range obj.items {
+		for i, key := range kindKeys {
+			if it.key == key && last[key] == j && arrays[i] != nil {
+				out = append(out, prev[pos:it.val]...)
+				out = append(out, arrays[i]...)
+				pos = it.end
+			}
+		}
+	}
+	if len(missing) > 0 {
+		lead := p.memberLead(obj, "\n  ")
+		var add []byte
+		for n, i := range missing {
+			if n > 0 || len(obj.items) > 0 {
+				add = append(add, ',')
+			}
+			add = append(add, lead...)
+			add = append(add, '"')
+			add = append(add, kindKeys[i]...)
+			add = append(add, `": `...)
+			add = append(add, arrays[i]...)
+		}
+		at := obj.open + 1
+		if len(obj.items) > 0 {
+			at = obj.items[len(obj.items)-1].end
+		} else {
+			add = append(add, '\n')
+		}
+		out = append(out, prev[pos:at]...)
+		out = append(out, add...)
+		pos = at
+	}
+	out = append(out, prev[pos:]...)
+	if c.opts.maxSize > 0 && len(out) > c.opts.maxSize {
+		return nil, false, tooLarge(len(out), c.opts.maxSize)
+	}
+	back, err := c.Convert(out)
+	if err != nil || !equalLists(flowKind, back.Flow, rs.Flow) || !equalLists(cbKind, back.CircuitBreaker, rs.CircuitBreaker) ||
+		!equalLists(sysKind, back.System, rs.System) || !equalLists(authKind, back.Authority, rs.Authority) ||
+		!equalLists(hotKind, back.Hotspot, rs.Hotspot) {
+		return fresh, true, nil
+	}
+	return out, false, nil
 }

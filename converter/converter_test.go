@@ -87,28 +87,28 @@ func TestEveryProblemWithItsPath(t *testing.T) {
 	_, err := FlowRules().Convert([]byte(doc))
 	require.Error(t, err)
 	assert.Equal(t, []string{
-		`[1].count: expected a number, found a string`,
-		`[1].Grade: unknown field (did you mean "grade"?)`,
-		`[2].controlBehavior: expected 0 (reject), 1 (warmUp), 2 (rateLimiter) or 3 (warmUpRateLimiter), found 7`,
-		`[2].warmUpPeriodSec: expected an integer, found 1.5`,
-		`[2].speed: unknown field`,
-		`[3].count: must be >= 0`,
+		`[1] "b": count: expected a number, found a string`,
+		`[1] "b": Grade: unknown field (did you mean "grade"?)`,
+		`[2] "c": controlBehavior: expected 0 (reject), 1 (warmUp), 2 (rateLimiter) or 3 (warmUpRateLimiter), found 7`,
+		`[2] "c": warmUpPeriodSec: expected an integer, found 1.5`,
+		`[2] "c": speed: unknown field`,
+		`[3] "d": count: must be >= 0`,
 		`[4]: expected an object, found a string`,
-		`[5].grade: unknown name "fast": expected 0 (thread) or 1 (QPS)`,
-		`[5].clusterConfig.flowId: expected an integer, found a boolean`,
-		`[5].clusterConfig.bogus: unknown field`,
-		`[6].maxQueueingTimeMs: 3000000000 is out of the range of a Java int`,
+		`[5] "f": grade: unknown name "fast": expected 0 (thread) or 1 (QPS)`,
+		`[5] "f": clusterConfig.flowId: expected an integer, found a boolean`,
+		`[5] "f": clusterConfig.bogus: unknown field`,
+		`[6] "g": maxQueueingTimeMs: 3000000000 is out of the range of a Java int`,
 	}, problems(t, err))
 	assert.ErrorIs(t, err, ErrSyntax)
 	assert.ErrorIs(t, err, ErrInvalid)
-	assert.True(t, strings.HasPrefix(err.Error(), "converter: 11 problems: [1].count: expected a number"), err.Error())
+	assert.True(t, strings.HasPrefix(err.Error(), `converter: 11 problems: [1] "b": count: expected a number`), err.Error())
 }
 
 func TestErrorKinds(t *testing.T) {
 	_, err := FlowRules().Convert([]byte(`[{"resource":"a","count":-1}]`))
 	assert.ErrorIs(t, err, ErrInvalid)
 	assert.NotErrorIs(t, err, ErrSyntax)
-	assert.Equal(t, "converter: [0].count: must be >= 0", err.Error())
+	assert.Equal(t, `converter: [0] "a": count: must be >= 0`, err.Error())
 
 	_, err = FlowRules().Convert([]byte(`[{"resource":"a","nope":1}]`))
 	assert.ErrorIs(t, err, ErrSyntax)
@@ -153,7 +153,7 @@ func TestRegexGetter(t *testing.T) {
 	_, err := FlowRules().Convert([]byte(`[{"resource":"a","regex":false}]`))
 	require.NoError(t, err)
 	_, err = FlowRules().Convert([]byte(`[{"resource":"a.*","regex":true}]`))
-	assert.Equal(t, []string{"[0].regex: regular-expression resources are not supported; set it to false or leave it out"}, problems(t, err))
+	assert.Equal(t, []string{`[0] "a.*": regex: regular-expression resources are not supported; set it to false or leave it out`}, problems(t, err))
 }
 
 func TestCircuitBreaker(t *testing.T) {
@@ -169,11 +169,11 @@ func TestCircuitBreaker(t *testing.T) {
 
 	_, err = CircuitBreakerRules().Convert([]byte(`[{"resource":"a","grade":1,"count":2,"statIntervalMs":0},{"resource":"b","grade":3}]`))
 	assert.Equal(t, []string{
-		"[0].count: must be a ratio in [0, 1] for grade errorRatio, got 2",
-		"[0].timeWindow: must be > 0 (seconds)",
-		"[0].statIntervalMs: must be > 0 (ms)",
-		"[1].grade: expected 0 (slowRequestRatio), 1 (errorRatio), 2 (errorCount) or 100 (avgRt), found 3",
-		"[1].timeWindow: must be > 0 (seconds)",
+		`[0] "a": count: must be a ratio in [0, 1] for grade errorRatio, got 2`,
+		`[0] "a": timeWindow: must be > 0 (seconds)`,
+		`[0] "a": statIntervalMs: must be > 0 (ms)`,
+		`[1] "b": grade: expected 0 (slowRequestRatio), 1 (errorRatio), 2 (errorCount) or 100 (avgRt), found 3`,
+		`[1] "b": timeWindow: must be > 0 (seconds)`,
 	}, problems(t, err))
 }
 
@@ -208,8 +208,8 @@ func TestAuthorityDashboardWrapper(t *testing.T) {
 
 	_, err = AuthorityRules().Convert([]byte(`[{"rule":{"resource":"r","limitApp":"c"},"limitApp":"d"},{"rule":{"resource":"r"}},{"rule":5}]`))
 	assert.Equal(t, []string{
-		`[0].limitApp: differs from rule.limitApp: beside "rule", a field must be a copy of the rule's`,
-		"[1].rule.limitApp: must list at least one origin (comma-separated)",
+		`[0] "r": limitApp: differs from rule.limitApp: beside "rule", a field must be a copy of the rule's`,
+		`[1] "r": rule.limitApp: must list at least one origin (comma-separated)`,
 		"[2].rule: expected an object (the rule of a dashboard entity), found a number",
 		"[2].resource: must not be empty",
 		"[2].limitApp: must list at least one origin (comma-separated)",
@@ -234,12 +234,12 @@ func TestHotspot(t *testing.T) {
 	_, err = HotspotRules().Convert([]byte(`[{"resource":"r","count":1},
 		{"resource":"r","paramIdx":1,"controlBehavior":1,"paramFlowItemList":[{"object":"x","count":1,"classType":"int"},{"count":2},{"object":"a","count":-1,"classType":"Date"}]}]`))
 	assert.Equal(t, []string{
-		`[0]: required field "paramIdx" is missing`,
-		`[1].controlBehavior: expected 0 (reject) or 2 (rateLimiter), found 1`,
-		`[1].paramFlowItemList[1]: required field "object" is missing`,
-		`[1].paramFlowItemList[0].object: "x" is not a 32-bit integer (int)`,
-		`[1].paramFlowItemList[2].object: unknown class type "Date": use int, long, double, float, byte, short, boolean, char, String or a java.lang name`,
-		`[1].paramFlowItemList[2].count: must be >= 0`,
+		`[0] "r": required field "paramIdx" is missing`,
+		`[1] "r": controlBehavior: expected 0 (reject) or 2 (rateLimiter), found 1`,
+		`[1] "r": paramFlowItemList[1]: required field "object" is missing`,
+		`[1] "r": paramFlowItemList[0].object: "x" is not a 32-bit integer (int)`,
+		`[1] "r": paramFlowItemList[2].object: unknown class type "Date": use int, long, double, float, byte, short, boolean, char, String or a java.lang name`,
+		`[1] "r": paramFlowItemList[2].count: must be >= 0`,
 	}, problems(t, err))
 }
 
@@ -312,7 +312,7 @@ func TestEncodeJavaShape(t *testing.T) {
 func TestEncodeRefusesInvalidRules(t *testing.T) {
 	_, err := FlowRules().Encode([]flow.Rule{{Resource: "ok", Grade: flow.GradeQPS}, {Count: -1}, {Resource: "x", Grade: flow.GradeQPS, MaxQueueingTimeMs: 1 << 40}})
 	assert.ErrorIs(t, err, ErrInvalid)
-	assert.Equal(t, []string{"[1].resource: must not be empty", "[1].count: must be >= 0", "[2].maxQueueingTimeMs: out of the range of a Java int"}, problems(t, err))
+	assert.Equal(t, []string{"[1].resource: must not be empty", "[1].count: must be >= 0", `[2] "x": maxQueueingTimeMs: out of the range of a Java int`}, problems(t, err))
 
 	_, err = RuleSet().Encode(Rules{System: []system.Rule{{}}})
 	assert.ErrorIs(t, err, ErrInvalid)
@@ -344,7 +344,7 @@ func TestNumbers(t *testing.T) {
 	assert.Equal(t, 1000.0, rules[0].Count)
 	assert.Equal(t, 20, rules[0].WarmUpPeriodSec)
 	_, err = FlowRules().Convert([]byte(`[{"resource":"a","count":1e999}]`))
-	assert.Equal(t, []string{"[0].count: number 1e999 is out of range"}, problems(t, err))
+	assert.Equal(t, []string{`[0] "a": count: number 1e999 is out of range`}, problems(t, err))
 	hs, err := HotspotRules().Convert([]byte(`[{"resource":"a","paramIdx":-1,"durationInSec":9007199254740993}]`))
 	require.NoError(t, err)
 	assert.Equal(t, int64(9007199254740993), hs[0].DurationInSec)
@@ -355,8 +355,8 @@ func TestNumbers(t *testing.T) {
 	_, err = FlowRules().Convert([]byte(`[{"resource":"a","warmUpPeriodSec":2147483647,"maxQueueingTimeMs":2.147483647e9}]`))
 	require.NoError(t, err)
 	_, err = FlowRules().Convert([]byte(`[{"resource":"a","warmUpPeriodSec":2147483648,"maxQueueingTimeMs":-2.147483649e9}]`))
-	assert.Equal(t, []string{"[0].warmUpPeriodSec: 2147483648 is out of the range of a Java int",
-		"[0].maxQueueingTimeMs: -2.147483649e9 is out of the range of a Java int"}, problems(t, err))
+	assert.Equal(t, []string{`[0] "a": warmUpPeriodSec: 2147483648 is out of the range of a Java int`,
+		`[0] "a": maxQueueingTimeMs: -2.147483649e9 is out of the range of a Java int`}, problems(t, err))
 	_, err = HotspotRules().Convert([]byte(`[{"resource":"a","paramIdx":0,"durationInSec":9223372036854775808}]`))
 	assert.ErrorIs(t, err, ErrInvalid)
 	assert.True(t, errors.Is(err, ErrInvalid))

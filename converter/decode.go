@@ -20,7 +20,29 @@ type seg struct {
 type decoder struct {
 	scanner
 	problems []Problem
+	warnings []Problem // ErrIgnored
 	path     []seg
+	// rule is the index of the rule being read, -1 outside rules.
+	rule int
+	// at is the offset a problem found now is about: the value being
+	// read, or the rule being validated.
+	at int
+	// rec, when not nil, records where the rules of the next top-level
+	// list are (for EncodeOver).
+	rec *listRec
+}
+
+// listRec is where a list of rules is in a document.
+type listRec struct {
+	open, close int // offsets of '[' and ']'; open < 0 when there is no array
+	elems       []elemRec
+}
+
+// elemRec is one element of a list: its text is data[start:end]; ok
+// says it decoded to a rule without a problem.
+type elemRec struct {
+	start, end int
+	ok         bool
 }
 
 func (d *decoder) push(key string) { d.path = append(d.path, seg{key: key}) }
@@ -44,14 +66,25 @@ func (d *decoder) pathString() string {
 	return b.String()
 }
 
+// problem records a problem at d.at. Its Line is -1 and its Column the
+// offset until locate turns them into a position.
 func (d *decoder) problem(kind error, format string, args ...any) {
-	d.problems = append(d.problems, Problem{Path: d.pathString(), Message: fmt.Sprintf(format, args...), Err: kind})
+	d.problems = append(d.problems, Problem{Path: d.pathString(), Rule: d.rule, Line: -1, Column: d.at,
+		Message: fmt.Sprintf(format, args...), Err: kind})
+}
+
+// warn records that the field at d.at was accepted and ignored.
+func (d *decoder) warn(why string) {
+	d.warnings = append(d.warnings, Problem{Path: d.pathString(), Rule: d.rule, Line: -1, Column: d.at,
+		Message: "ignored: " + why, Err: ErrIgnored})
 }
 
 // wrongType records that the value at pos is not of the expected JSON
 // type, and skips it.
 func (d *decoder) wrongType(want string) {
-	d.problem(ErrSyntax, "expected %s, found %s", want, d.what())
+	what := d.what()
+	d.at = d.pos
+	d.problem(ErrSyntax, "expected %s, found %s", want, what)
 	d.skip()
 }
 
@@ -284,6 +317,9 @@ type object[T any] struct {
 type ignored struct {
 	name string
 	skip func(d *decoder)
+	// legacy, when set, says which Sentinel release wrote the field and
+	// why it is ignored; reading it is a warning.
+	legacy string
 }
 
 func newObject[T any](fields []field[T], required ...string) *object[T] {
@@ -333,6 +369,7 @@ func decodeInto[T any](d *decoder, o *object[T], t *T) (isObject, wrapped bool) 
 		d.wrongType("an object")
 		return false, false
 	}
+	objStart := d.pos
 	d.pos++
 	defaults := *t
 	var present uint64
@@ -340,10 +377,12 @@ func decodeInto[T any](d *decoder, o *object[T], t *T) (isObject, wrapped bool) 
 	spans := spansBuf[:0]
 	inner := -1
 	for first := true; d.next('}', first); first = false {
+		keyStart := d.pos
 		key, ok := d.key()
 		if !ok {
 			return false, false
 		}
+		d.at = d.pos
 		if i := o.field(key); i >= 0 {
 			present |= 1 << i
 			if o.wrapped {
@@ -356,6 +395,9 @@ func decodeInto[T any](d *decoder, o *object[T], t *T) (isObject, wrapped bool) 
 		}
 		if ig := o.ignoredKey(key); ig != nil {
 			d.push(ig.name)
+			if ig.legacy != "" {
+				d.warn(ig.legacy)
+			}
 			ig.skip(d)
 			d.pop()
 			continue
@@ -376,6 +418,7 @@ func decodeInto[T any](d *decoder, o *object[T], t *T) (isObject, wrapped bool) 
 		}
 		name := string(key)
 		d.push(name)
+		d.at = keyStart
 		msg := "unknown field"
 		for _, f := range o.fields {
 			if strings.EqualFold(f.name, name) {
@@ -407,6 +450,7 @@ func decodeInto[T any](d *decoder, o *object[T], t *T) (isObject, wrapped bool) 
 			c := *t
 			n := len(d.problems)
 			d.pos = sp.pos
+			d.at = sp.pos
 			d.push(o.fields[sp.field].name)
 			o.fields[sp.field].dec(d, &c)
 			d.problems = d.problems[:n]
@@ -419,6 +463,7 @@ func decodeInto[T any](d *decoder, o *object[T], t *T) (isObject, wrapped bool) 
 		return true, true
 	}
 	if missing := o.required &^ present; missing != 0 {
+		d.at = objStart
 		for i, f := range o.fields {
 			if missing&(1<<i) != 0 {
 				d.problem(ErrInvalid, "required field %q is missing", f.name)
@@ -432,7 +477,12 @@ func decodeInto[T any](d *decoder, o *object[T], t *T) (isObject, wrapped bool) 
 // defaults; empty arrays and null give nil. validate, if not nil, checks
 // each element; its problems ("field: message") are reported under the
 // element's path unless decoding reported that path already.
-func readList[T any](d *decoder, o *object[T], defaults func() T, validate func(T) error) []T {
+//
+// With name, the elements are rules: problems carry the rule's index and
+// resource (name's result), a rule with a problem is left out of the
+// result, and d.rec records the list. Without, the list is a part of a
+// rule (paramFlowItemList).
+func readList[T any](d *decoder, o *object[T], defaults func() T, validate func(T) error, name func(*T) string) []T {
 	if d.null() {
 		return nil
 	}
@@ -440,48 +490,78 @@ func readList[T any](d *decoder, o *object[T], defaults func() T, validate func(
 		d.wrongType("an array")
 		return nil
 	}
+	rec := d.rec
+	if name == nil {
+		rec = nil
+	}
+	if rec != nil {
+		rec.open = d.pos
+	}
 	d.pos++
 	// Guess the number of rules of a top-level list from the size left
 	// (a rule takes well over 64 bytes) so that the slice grows at most a
 	// few times. Nested lists (paramFlowItemList) are small: no guess.
 	var out []T
-	if n := (len(d.data) - d.pos) / 128; n > 16 && len(d.path) <= 1 {
+	if n := (len(d.data) - d.pos) / 128; n > 16 && name != nil {
 		out = make([]T, 0, n)
 	}
 	for i := 0; d.next(']', i == 0); i++ {
 		d.pushIndex(i)
-		n := len(d.problems)
+		start := d.pos
+		n, w := len(d.problems), len(d.warnings)
+		if name != nil {
+			d.rule = i
+		}
+		ok := false
 		if d.peek() == 'n' {
+			d.at = d.pos
 			d.problem(ErrSyntax, "expected an object, found null")
 			d.literal("null")
-			d.pop()
-			continue
-		}
-		// Decode in place: a T on the stack would escape through the
-		// field functions and cost an allocation per rule.
-		out = append(out, defaults())
-		t := &out[len(out)-1]
-		isObject, wrapped := decodeInto(d, o, t)
-		if d.err != nil {
-			return nil
-		}
-		if !isObject {
-			out = out[:len(out)-1]
-			d.pop()
-			continue
-		}
-		if validate != nil {
-			if err := validate(*t); err != nil {
-				if wrapped {
-					d.push("rule")
-				}
-				d.validation(err, d.problems[n:])
-				if wrapped {
-					d.pop()
+		} else {
+			// Decode in place: a T on the stack would escape through the
+			// field functions and cost an allocation per rule.
+			out = append(out, defaults())
+			t := &out[len(out)-1]
+			isObject, wrapped := decodeInto(d, o, t)
+			if d.err != nil {
+				return nil
+			}
+			if isObject && validate != nil {
+				if err := validate(*t); err != nil {
+					if wrapped {
+						d.push("rule")
+					}
+					d.at = start
+					d.validation(err, d.problems[n:])
+					if wrapped {
+						d.pop()
+					}
 				}
 			}
+			ok = isObject && len(d.problems) == n
+			if name != nil && (len(d.problems) > n || len(d.warnings) > w) {
+				res := name(t)
+				for k := n; k < len(d.problems); k++ {
+					d.problems[k].Resource = res
+				}
+				for k := w; k < len(d.warnings); k++ {
+					d.warnings[k].Resource = res
+				}
+			}
+			if !isObject || (name != nil && !ok) {
+				out = out[:len(out)-1]
+			}
+		}
+		if rec != nil {
+			rec.elems = append(rec.elems, elemRec{start, d.pos, ok})
+		}
+		if name != nil {
+			d.rule = -1
 		}
 		d.pop()
+	}
+	if rec != nil {
+		rec.close = d.pos - 1
 	}
 	if cap(out) > 2*len(out)+16 {
 		out = append([]T(nil), out...) // do not keep a large guess alive
@@ -511,7 +591,7 @@ func (d *decoder) validation(err error, seen []Problem) {
 			}
 		}
 		if !dup {
-			d.problems = append(d.problems, Problem{Path: path, Message: msg, Err: ErrInvalid})
+			d.problems = append(d.problems, Problem{Path: path, Rule: d.rule, Line: -1, Column: d.at, Message: msg, Err: ErrInvalid})
 		}
 	}
 }
@@ -528,25 +608,67 @@ func isFieldPath(s string) bool {
 	return true
 }
 
-// result turns the scan's outcome into an error.
-func (d *decoder) result() error {
-	if d.err != nil {
-		return &DecodeError{Problems: []Problem{{Message: "not valid JSON: " + d.err.Error(), Err: ErrSyntax}}}
+// locate turns the offsets of the problems and warnings into lines and
+// columns.
+func (d *decoder) locate() {
+	var offs []int
+	for _, ps := range [][]Problem{d.problems, d.warnings} {
+		for _, p := range ps {
+			if p.Line < 0 {
+				offs = append(offs, p.Column)
+			}
+		}
 	}
-	if len(d.problems) > 0 {
-		return &DecodeError{Problems: d.problems}
+	if len(offs) == 0 {
+		return
 	}
-	return nil
+	lines, cols := position(d.data, offs)
+	k := 0
+	for _, ps := range [][]Problem{d.problems, d.warnings} {
+		for i := range ps {
+			if ps[i].Line < 0 {
+				ps[i].Line, ps[i].Column = lines[k], cols[k]
+				k++
+			}
+		}
+	}
 }
 
-// start checks the document's size and that it is not blank.
+// result turns the scan's outcome into an error: nil, or a *DecodeError
+// that is partial when every problem is confined to a rule.
+func (d *decoder) result() *DecodeError {
+	if d.err != nil {
+		lines, cols := position(d.data, []int{d.errPos})
+		d.warnings = nil
+		return &DecodeError{Problems: []Problem{{Rule: -1, Line: lines[0], Column: cols[0],
+			Message: "not valid JSON: " + d.err.Error(), Err: ErrSyntax}}}
+	}
+	d.locate()
+	if len(d.problems) == 0 {
+		return nil
+	}
+	partial := true
+	for _, p := range d.problems {
+		if p.Rule < 0 {
+			partial = false
+			break
+		}
+	}
+	return &DecodeError{Problems: d.problems, Partial: partial}
+}
+
+// start checks the document's size and that it is not blank, and skips a
+// byte order mark.
 func start(data []byte, maxSize int) (*decoder, error) {
 	if maxSize > 0 && len(data) > maxSize {
 		return nil, fmt.Errorf("converter: document of %d bytes is over the %d-byte limit: %w", len(data), maxSize, ErrTooLarge)
 	}
-	d := &decoder{scanner: scanner{data: data}}
-	if d.peek() == 0 && d.pos == len(data) {
-		return nil, &DecodeError{Problems: []Problem{{Message: "empty document (write [] for no rules)", Err: ErrSyntax}}}
+	d := &decoder{scanner: scanner{data: data}, rule: -1}
+	if len(data) >= len(bom) && string(data[:len(bom)]) == bom {
+		d.pos = len(bom)
+	}
+	if d.peek() == 0 && d.pos == len(data) && d.err == nil {
+		return nil, &DecodeError{Problems: []Problem{{Rule: -1, Message: "empty document (write [] for no rules)", Err: ErrSyntax}}}
 	}
 	return d, nil
 }

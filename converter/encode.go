@@ -33,7 +33,7 @@ func (e *encoder) marshal(v any) {
 	e.tmp.Reset()
 	if err := e.enc.Encode(v); err != nil {
 		// Only NaN or infinities can fail, and Validate rejects them.
-		e.problems = append(e.problems, Problem{Message: err.Error(), Err: ErrInvalid})
+		e.problems = append(e.problems, Problem{Rule: -1, Message: err.Error(), Err: ErrInvalid})
 		return
 	}
 	e.buf = append(e.buf, bytes.TrimSuffix(e.tmp.Bytes(), []byte("\n"))...)
@@ -43,43 +43,62 @@ func (e *encoder) marshal(v any) {
 // as a member of the rule-set object.
 func encodeList[T any](e *encoder, key string, k *kind[T], rules []T) {
 	indent := "  "
-	prefix := ""
 	if key != "" {
 		e.buf = append(e.buf, `  "`+key+`": `...)
 		indent = "    "
-		prefix = key
 	}
+	encodeArray(e, key, k, rules, indent)
+}
+
+// encodeArray writes rules as a JSON array, one rule per line indented by
+// indent, the closing bracket by two spaces less. Paths in problems
+// start with prefix.
+func encodeArray[T any](e *encoder, prefix string, k *kind[T], rules []T, indent string) {
 	if len(rules) == 0 {
 		e.buf = append(e.buf, "[]"...)
 		return
 	}
 	e.buf = append(e.buf, '[')
-	for i, r := range rules {
-		base := prefix + "[" + strconv.Itoa(i) + "]"
-		n := len(e.problems)
-		if err := k.validate(r); err != nil {
-			d := decoder{}
-			d.path = []seg{{key: base}}
-			d.validation(err, nil)
-			e.problems = append(e.problems, d.problems...)
-		}
-		v, bad := k.encode(r)
-		for _, field := range bad {
-			e.problems = append(e.problems, Problem{Path: base + "." + field, Message: "out of the range of a Java int", Err: ErrInvalid})
-		}
-		if len(e.problems) > n {
-			continue
-		}
+	for i := range rules {
 		if i > 0 {
 			e.buf = append(e.buf, ',')
 		}
 		e.buf = append(e.buf, '\n')
 		e.buf = append(e.buf, indent...)
-		e.marshal(v)
+		encodeRule(e, prefix, k, i, &rules[i])
 	}
 	e.buf = append(e.buf, '\n')
 	e.buf = append(e.buf, indent[2:]...)
 	e.buf = append(e.buf, ']')
+}
+
+// encodeRule writes rule i of a list as a JSON object on one line, or
+// records its problems.
+func encodeRule[T any](e *encoder, prefix string, k *kind[T], i int, r *T) {
+	base := prefix + "[" + strconv.Itoa(i) + "]"
+	n := len(e.problems)
+	res := k.resource(r)
+	if err := k.validate(*r); err != nil {
+		d := decoder{rule: i}
+		d.path = []seg{{key: base}}
+		d.validation(err, nil)
+		for _, p := range d.problems {
+			p.Line, p.Column, p.Resource = 0, 0, res
+			e.problems = append(e.problems, p)
+		}
+	}
+	v, bad := k.encode(*r)
+	for _, field := range bad {
+		e.problems = append(e.problems, Problem{Path: base + "." + field, Rule: i, Resource: res, Message: "out of the range of a Java int", Err: ErrInvalid})
+	}
+	if len(e.problems) > n {
+		return
+	}
+	e.marshal(v)
+}
+
+func tooLarge(n, limit int) error {
+	return fmt.Errorf("converter: encoded document of %d bytes is over the %d-byte limit: %w", n, limit, ErrTooLarge)
 }
 
 func (e *encoder) result() ([]byte, error) {
@@ -90,7 +109,7 @@ func (e *encoder) result() ([]byte, error) {
 		e.buf = append(e.buf, '\n')
 	}
 	if e.maxSize > 0 && len(e.buf) > e.maxSize {
-		return nil, fmt.Errorf("converter: encoded document of %d bytes is over the %d-byte limit: %w", len(e.buf), e.maxSize, ErrTooLarge)
+		return nil, tooLarge(len(e.buf), e.maxSize)
 	}
 	return e.buf, nil
 }

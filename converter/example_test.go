@@ -40,9 +40,9 @@ func ExampleDecodeError() {
 	}
 	fmt.Println(errors.Is(err, converter.ErrInvalid), errors.Is(err, converter.ErrSyntax))
 	// Output:
-	// [1].controlBehavior: unknown name "fast": expected 0 (reject), 1 (warmUp), 2 (rateLimiter) or 3 (warmUpRateLimiter)
-	// [1].count: must be >= 0
-	// [2].cuont: unknown field
+	// [1] "b": controlBehavior: unknown name "fast": expected 0 (reject), 1 (warmUp), 2 (rateLimiter) or 3 (warmUpRateLimiter)
+	// [1] "b": count: must be >= 0
+	// [2] "c": cuont: unknown field
 	// true true
 }
 

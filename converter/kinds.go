@@ -71,15 +71,42 @@ func regexField(d *decoder) {
 // (and of Java's AbstractRule: id, regex), accepted everywhere.
 func entityFields(extra ...ignored) []ignored {
 	return append([]ignored{
-		{"id", skipValue},
-		{"app", skipValue},
-		{"ip", skipValue},
-		{"port", skipValue},
-		{"gmtCreate", skipValue},
-		{"gmtModified", skipValue},
-		{"regex", regexField},
+		{"id", skipValue, ""},
+		{"app", skipValue, ""},
+		{"ip", skipValue, ""},
+		{"port", skipValue, ""},
+		{"gmtCreate", skipValue, ""},
+		{"gmtModified", skipValue, ""},
+		{"regex", regexField, ""},
 	}, extra...)
 }
+
+// isEntityField tells the dashboard's entity fields, which a changed rule
+// keeps when it is written over its document (see EncodeOver).
+func isEntityField(key string) bool {
+	switch key {
+	case "id", "app", "ip", "port", "gmtCreate", "gmtModified":
+		return true
+	}
+	return false
+}
+
+// Legacy fields: fields that released Sentinel versions wrote (FastJSON
+// serializes every public getter) and that today's Java ignores. They are
+// accepted and ignored with a warning. Found in Sentinel's history of
+// the rule classes and dashboard entities (every release tag, 0.1.0 to
+// 1.8.9); fields that never reached a release stay unknown.
+var (
+	// DegradeRule.isCut(), public in 0.1.0 to 1.4.2: the breaker's state.
+	legacyCut = ignored{"cut", skipValue, "DegradeRule.cut, the breaker state that Sentinel 0.1 to 1.4 wrote; Java ignores it since 1.5"}
+	// DegradeRule.getPassCount(), public in 0.1.0 to 1.6.3: a counter.
+	legacyPassCount = ignored{"passCount", skipValue, "DegradeRule.passCount, the counter that Sentinel 0.1 to 1.6 wrote; Java ignores it since 1.7"}
+	// ParamFlowRule.getBlockGrade() in 0.2.0, renamed getGrade() in 1.3.0.
+	legacyBlockGrade = ignored{"blockGrade", skipValue, "ParamFlowRule.blockGrade of Sentinel 0.2, renamed grade in 1.3; Java ignores it: use grade"}
+	// SystemRuleEntity.getAvgLoad(), the dashboard's name for
+	// highestSystemLoad up to 1.6.2.
+	legacyAvgLoad = ignored{"avgLoad", skipValue, "the dashboard's name for highestSystemLoad up to Sentinel 1.6.2; Java's SystemRule ignores it: use highestSystemLoad"}
+)
 
 // Flow: Java FlowRule.
 
@@ -157,7 +184,7 @@ var cbObject = func() *object[circuitbreaker.Rule] {
 		intField("statIntervalMs", 32, func(r *R, v int64) { r.StatIntervalMs = int(v) }),
 		intField("rtSlowRequestAmount", 32, func(r *R, v int64) { r.RTSlowRequestAmount = int(v) }),
 	})
-	o.ignored = entityFields()
+	o.ignored = entityFields(legacyCut, legacyPassCount)
 	return o
 }()
 
@@ -179,7 +206,7 @@ var systemObject = func() *object[system.Rule] {
 		intField("avgRt", 64, func(r *R, v int64) { r.AvgRT = v }),
 		intField("maxThread", 64, func(r *R, v int64) { r.MaxThread = v }),
 	})
-	o.ignored = entityFields(ignored{"resource", skipString}, ignored{"limitApp", skipString})
+	o.ignored = entityFields(ignored{"resource", skipString, ""}, ignored{"limitApp", skipString, ""}, legacyAvgLoad)
 	return o
 }()
 
@@ -273,7 +300,7 @@ var hotspotObject = func() *object[hotspot.Rule] {
 		intField("burstCount", 32, func(r *R, v int64) { r.BurstCount = int(v) }),
 		intField("durationInSec", 64, func(r *R, v int64) { r.DurationInSec = v }),
 		{"paramFlowItemList", func(d *decoder, r *R) {
-			r.ParamFlowItemList = readList(d, hotspotItemObject, func() hotspot.ParamFlowItem { return hotspot.ParamFlowItem{} }, nil)
+			r.ParamFlowItemList = readList(d, hotspotItemObject, func() hotspot.ParamFlowItem { return hotspot.ParamFlowItem{} }, nil, nil)
 		}},
 		boolField("clusterMode", func(r *R, v bool) { r.ClusterMode = v }),
 		{"clusterConfig", func(d *decoder, r *R) {
@@ -286,7 +313,7 @@ var hotspotObject = func() *object[hotspot.Rule] {
 	}, "paramIdx")
 	// parsedHotItems: FastJSON writes ParamFlowRule.getParsedHotItems(),
 	// the items parsed by Java; they are derived from paramFlowItemList.
-	o.ignored = entityFields(ignored{"parsedHotItems", skipValue})
+	o.ignored = entityFields(ignored{"parsedHotItems", skipValue, ""}, legacyBlockGrade)
 	o.wrapped = true
 	return o
 }()

@@ -1,7 +1,9 @@
 package converter
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -18,27 +20,68 @@ const maxDepth = 1000
 //
 // The first syntax error stops the scan: err is set, and every method
 // returns at once from then on.
+//
+// Comments, /* … */ and // to the end of the line, may stand wherever
+// white space may, as FastJSON (Java Sentinel's parser) allows.
 type scanner struct {
-	data []byte
-	pos  int
-	err  error
+	data   []byte
+	pos    int
+	err    error
+	errPos int // where err was found
 }
 
 func (s *scanner) failf(format string, args ...any) {
 	if s.err == nil {
-		s.err = fmt.Errorf("offset %d: "+format, append([]any{s.pos}, args...)...)
+		s.err = fmt.Errorf(format, args...)
+		s.errPos = s.pos
 	}
 }
 
+// ws skips white space and comments.
 func (s *scanner) ws() {
 	for s.pos < len(s.data) {
 		switch s.data[s.pos] {
 		case ' ', '\t', '\n', '\r':
 			s.pos++
+		case '/':
+			if !s.comment() {
+				return
+			}
 		default:
 			return
 		}
 	}
+}
+
+// comment skips the comment at pos. A '/' that starts no comment, or a
+// block comment without its end, is a syntax error; then the scan stops
+// at the end of the document.
+func (s *scanner) comment() bool {
+	d := s.data
+	if s.pos+1 < len(d) {
+		switch d[s.pos+1] {
+		case '/':
+			i := s.pos + 2
+			for i < len(d) && d[i] != '\n' {
+				i++
+			}
+			s.pos = i
+			return true
+		case '*':
+			for i := s.pos + 2; i+1 < len(d); i++ {
+				if d[i] == '*' && d[i+1] == '/' {
+					s.pos = i + 2
+					return true
+				}
+			}
+			s.failf("unterminated /* comment")
+			s.pos = len(d)
+			return false
+		}
+	}
+	s.failf("unexpected '/': comments are /* … */ or // …")
+	s.pos = len(d)
+	return false
 }
 
 // peek skips white space and returns the next byte, or 0 at the end.
@@ -389,6 +432,36 @@ func (s *scanner) skipDepth(depth int) {
 		}
 		s.failf("expected a JSON value, found %s", s.what())
 	}
+}
+
+// bom is the UTF-8 byte order mark, which FastJSON skips at the start of a
+// document.
+const bom = "\xef\xbb\xbf"
+
+// position returns the line and column (both from 1; the column counts
+// characters) of each offset, in one pass over data.
+func position(data []byte, offsets []int) (lines, cols []int) {
+	order := make([]int, len(offsets))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return offsets[a] - offsets[b] })
+	lines, cols = make([]int, len(offsets)), make([]int, len(offsets))
+	line, lineStart, i := 1, 0, 0
+	if bytes.HasPrefix(data, []byte(bom)) {
+		lineStart, i = len(bom), len(bom)
+	}
+	for _, k := range order {
+		off := min(max(offsets[k], 0), len(data))
+		for ; i < off; i++ {
+			if data[i] == '\n' {
+				line, lineStart = line+1, i+1
+			}
+		}
+		lines[k] = line
+		cols[k] = 1 + utf8.RuneCount(data[min(lineStart, off):off])
+	}
+	return lines, cols
 }
 
 // end checks that only white space follows the top-level value.
