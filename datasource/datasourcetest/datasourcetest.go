@@ -91,6 +91,7 @@ func Run(t *testing.T, h Harness) {
 		{"WriteConflict", s.writeConflict},
 		{"SinkConflictOneWinner", s.sinkConflictOneWinner},
 		{"UpdateConcurrentLosesNothing", s.updateConcurrent},
+		{"SharedWritableKeepsEdits", s.sharedWritable},
 		{"CloseWaitsNoLeak", s.closeWaits},
 		{"ReconnectResync", s.reconnectResync},
 	}
@@ -231,6 +232,50 @@ func (s suite) readUntil(t *testing.T, b Backend, what string, cond func(datasou
 	mu.Lock()
 	defer mu.Unlock()
 	return snap
+}
+
+// readValue reads through w until it returns want (waiting out reads
+// that do not show the last write yet) and returns its revision.
+func (s suite) readValue(t *testing.T, w *datasource.Writable[doc], want doc) string {
+	t.Helper()
+	var mu sync.Mutex
+	var rev string
+	var last doc
+	var lastErr error
+	ok := poll(s.ctx(t), s.h.Timeout, func() bool {
+		v, r, err := w.Read(s.ctx(t))
+		mu.Lock()
+		defer mu.Unlock()
+		last, lastErr = v, err
+		if err != nil || !slices.Equal(v, want) || (v == nil) != (want == nil) {
+			return false
+		}
+		rev = r
+		return true
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	require.True(t, ok, "waited %v for Writable.Read to return %q; last: %q, %v", s.h.Timeout, want, last, lastErr)
+	return rev
+}
+
+// poll calls cond every millisecond or so until it holds (true), within
+// passes or ctx ends (false).
+func poll(ctx context.Context, within time.Duration, cond func() bool) bool {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		if cond() {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return cond()
+		case <-tick.C:
+		}
+	}
 }
 
 // changedFrom is the condition "a read shows a document other than data":
@@ -451,15 +496,18 @@ func (s suite) writeRoundTrip(t *testing.T) {
 	require.NoError(t, r.Start(s.ctx(t)))
 	w := s.writable(t, b, datasource.WaitApplied(r, s.h.Timeout))
 
-	require.NoError(t, w.Write(s.ctx(t), doc{"new", "rules"}))
+	rev := s.readValue(t, w, doc{"old"})
+	require.NotEmpty(t, rev, "Writable.Read returns the revision of a present document")
+	require.NoError(t, w.Write(s.ctx(t), doc{"new", "rules"}, rev))
 	got, _ := m.get()
 	assert.Equal(t, doc{"new", "rules"}, got, "WaitApplied returns once the rules run")
 	snap := s.readUntil(t, b, "the Source to read the written document", changedFrom(enc("old")))
 	assert.JSONEq(t, `["new","rules"]`, string(snap.Data))
-	assert.Equal(t, snap.Revision, r.Status().Revision)
+	rev = s.readValue(t, w, doc{"new", "rules"})
+	assert.Equal(t, rev, r.Status().Revision)
 
 	// A value the manager rejects is persisted but reported as not applied.
-	err := w.Write(s.ctx(t), doc{"invalid"})
+	err := w.Write(s.ctx(t), doc{"invalid"}, rev)
 	require.ErrorIs(t, err, datasource.ErrNotApplied)
 	require.ErrorIs(t, err, errInvalid)
 	got, _ = m.get()
@@ -469,41 +517,75 @@ func (s suite) writeRoundTrip(t *testing.T) {
 func (s suite) writeCreate(t *testing.T) {
 	b := s.h.New(t)
 	w := s.writable(t, b)
-	require.NoError(t, w.Write(s.ctx(t), doc{"created"}), "Write creates a missing document")
+	v, rev, err := w.Read(s.ctx(t))
+	require.NoError(t, err)
+	assert.Nil(t, v, "Writable.Read of a missing document is the zero value")
+	assert.Empty(t, rev, "Writable.Read of a missing document has no revision")
+	require.NoError(t, w.Write(s.ctx(t), doc{"created"}, ""), `Write with revision "" creates a missing document`)
 	snap := s.readUntil(t, b, "the created document to be read", func(s datasource.Snapshot) bool { return !s.Missing })
 	assert.JSONEq(t, `["created"]`, string(snap.Data))
 
-	// Creating over a document that exists is a conflict.
+	// Creating over a document that exists is a conflict, through the
+	// Writable and through the Sink, and stores nothing.
+	require.ErrorIs(t, w.Write(s.ctx(t), doc{"again"}, ""), datasource.ErrConflict)
 	sink := b.Source.(datasource.Sink)
-	_, err := sink.Write(s.ctx(t), enc("again"), "")
+	_, err = sink.Write(s.ctx(t), enc("again"), "")
 	assert.ErrorIs(t, err, datasource.ErrConflict)
+	s.readValue(t, w, doc{"created"})
 }
 
 func (s suite) writeConflict(t *testing.T) {
 	b := s.h.New(t)
 	s.put(t, b, enc("base"))
 	w1, w2 := s.writable(t, b), s.writable(t, b)
-	v1, err := w1.Read(s.ctx(t))
-	require.NoError(t, err)
-	_, err = w2.Read(s.ctx(t))
-	require.NoError(t, err)
-	require.Equal(t, doc{"base"}, v1)
+	rev1 := s.readValue(t, w1, doc{"base"})
+	rev2 := s.readValue(t, w2, doc{"base"})
+	require.Equal(t, rev1, rev2, "two reads of one document give one revision")
 
-	require.NoError(t, w1.Write(s.ctx(t), doc{"base", "one"}))
-	err = w2.Write(s.ctx(t), doc{"base", "two"})
+	require.NoError(t, w1.Write(s.ctx(t), doc{"base", "one"}, rev1))
+	err := w2.Write(s.ctx(t), doc{"base", "two"}, rev2)
 	require.ErrorIs(t, err, datasource.ErrConflict, "the second writer must not overwrite unseen")
 	snap := s.readUntil(t, b, "a write over the base document to be read", changedFrom(enc("base")))
 	assert.JSONEq(t, `["base","one"]`, string(snap.Data), "nothing lost")
+	// A revision that was current once is stale now, for its own writer too.
+	require.ErrorIs(t, w1.Write(s.ctx(t), doc{"base", "again"}, rev1), datasource.ErrConflict)
 
 	// An edit by another client is a conflict too: w1 reads the current
 	// document (waiting out reads that do not show its write yet), then
 	// another client changes it.
-	s.eventually(t, "w1 to read its own write", func() bool {
-		v, err := w1.Read(s.ctx(t))
-		return err == nil && slices.Equal(v, doc{"base", "one"})
-	})
+	rev := s.readValue(t, w1, doc{"base", "one"})
 	s.put(t, b, enc("external"))
-	require.ErrorIs(t, w1.Write(s.ctx(t), doc{"mine"}), datasource.ErrConflict)
+	require.ErrorIs(t, w1.Write(s.ctx(t), doc{"mine"}, rev), datasource.ErrConflict)
+	snap = s.readUntil(t, b, "the external edit to be read", changedFrom(enc("base", "one")))
+	assert.JSONEq(t, `["external"]`, string(snap.Data), "nothing lost")
+}
+
+// sharedWritable: the revision a Write expects is its caller's, so a
+// Writable shared by goroutines never writes over an edit one of them
+// made after another read.
+func (s suite) sharedWritable(t *testing.T) {
+	b := s.h.New(t)
+	s.put(t, b, enc("base"))
+	w := s.writable(t, b)
+
+	// Goroutine A (this one) reads...
+	rev := s.readValue(t, w, doc{"base"})
+	// ... goroutine B updates through the same Writable...
+	updated := make(chan error, 1)
+	go func() {
+		updated <- w.Update(s.ctx(t), func(d doc) (doc, error) { return append(slices.Clone(d), "edit-b"), nil })
+	}()
+	select {
+	case err := <-updated:
+		require.NoError(t, err, "B's Update")
+	case <-s.ctx(t).Done():
+		t.Fatal("B's Update did not return")
+	}
+	// ... and A's write, over what A read, must not erase B's edit.
+	err := w.Write(s.ctx(t), doc{"base", "edit-a"}, rev)
+	require.ErrorIs(t, err, datasource.ErrConflict, "A wrote over B's edit")
+	snap := s.readUntil(t, b, "B's edit to be read", changedFrom(enc("base")))
+	assert.JSONEq(t, `["base","edit-b"]`, string(snap.Data), "B's edit is in the document")
 }
 
 func (s suite) sinkConflictOneWinner(t *testing.T) {
