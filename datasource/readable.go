@@ -617,7 +617,7 @@ func (r *Readable[T]) waitApplied(ctx context.Context, prev, written Snapshot) e
 		return ErrClosed
 	case !r.started:
 		r.mu.Unlock()
-		return named(r.name, "wait for revision %s: %w: readable not started", written.Revision, ErrNotApplied)
+		return named(r.name, "wait: %w: readable not started (revision %s)", ErrNotApplied, written.Revision)
 	}
 	want := r.gen + 1
 	r.mu.Unlock()
@@ -666,7 +666,7 @@ func (r *Readable[T]) waitApplied(ctx context.Context, prev, written Snapshot) e
 			if stale > 0 {
 				why = fmt.Sprintf(" (%d reads still returned the replaced document, or none)", stale)
 			}
-			return named(r.name, "wait for revision %s%s: %w: %w", written.Revision, why, ErrNotApplied, context.Cause(ctx))
+			return named(r.name, "wait: %w: %w%s (revision %s)", ErrNotApplied, context.Cause(ctx), why, written.Revision)
 		case <-r.ctx.Done():
 			return ErrClosed
 		case <-ch:

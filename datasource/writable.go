@@ -180,7 +180,7 @@ func (w *Writable[T]) decode(snap Snapshot) (T, error) {
 	}
 	v, err := w.dec.Convert(snap.Data)
 	if err != nil {
-		return zero, named(w.name, "decode revision %s: %w", snap.Revision, err)
+		return zero, named(w.name, "decode: %w (revision %s)", err, snap.Revision)
 	}
 	return v, nil
 }
@@ -209,7 +209,7 @@ func (w *Writable[T]) waitApplied(ctx context.Context, expect string, out Snapsh
 	defer cancel()
 	prev := Snapshot{Revision: expect, Missing: expect == ""}
 	if err := w.opts.wait(ctx, prev, out); err != nil {
-		return named(w.name, "revision %s: %w", out.Revision, err)
+		return fmt.Errorf("%w (revision %s)", err, out.Revision)
 	}
 	return nil
 }
