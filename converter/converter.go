@@ -360,6 +360,9 @@ func (c ruleSet) encodeOver(prev []byte, rs Rules) (out []byte, fellBack bool, e
 		return nil, false, err
 	}
 	var recs setRec
+	for i := range recs {
+		recs[i].open = -1
+	}
 	old, _, d, err := c.decode(prev, &recs)
 	if d == nil || (err != nil && !err.(*DecodeError).Partial) {
 		return fresh, false, nil

@@ -118,6 +118,10 @@ func (s *scanner) what() string {
 	if s.peek(); s.pos >= len(s.data) {
 		return "the end of the document"
 	}
+	if c := s.data[s.pos]; c >= utf8.RuneSelf {
+		r, _ := utf8.DecodeRune(s.data[s.pos:])
+		return strconv.QuoteRune(r)
+	}
 	return describe(s.data[s.pos])
 }
 
