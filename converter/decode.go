@@ -563,6 +563,9 @@ func readList[T any](d *decoder, o *object[T], defaults func() T, validate func(
 	if rec != nil {
 		rec.close = d.pos - 1
 	}
+	if len(out) == 0 {
+		return nil
+	}
 	if cap(out) > 2*len(out)+16 {
 		out = append([]T(nil), out...) // do not keep a large guess alive
 	}
