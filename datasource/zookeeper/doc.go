@@ -8,11 +8,21 @@
 //	if err != nil { ... }
 //	defer conn.Close()
 //	_ = conn.AddAuth("digest", []byte("order-service:secret")) // if the node has a digest ACL
-//	src := zookeeper.New(conn, "/bulwark/order-service/prod/flow")
+//	src := zookeeper.New(conn, "/bulwark/order-service/prod/flow", zookeeper.WithServers("zk1:2181", "zk2:2181"))
 //	ds := datasource.NewReadable(src, converter.FlowRules())
 //	core.Default().Flow().Register(ds.Property())
 //	if err := ds.Start(ctx); err != nil { /* no rules yet */ }
 //	defer ds.Close()
+//
+// # Naming
+//
+// The Source's String (the Readable's default name, in its errors, logs
+// and last-good cache file name) is "zk://<servers>/<path>", for example
+// "zk://zk1:2181,zk2:2181/bulwark/order-service/prod/flow". go-zookeeper
+// does not tell which servers a connection was given (it has no chroot
+// either: paths are absolute), so pass the same list to [WithServers];
+// without it the name is "zk:///<path>", and two Readables of one path on
+// two ensembles that share a cache directory need datasource.WithName.
 //
 // Everything beyond reading, watching and writing one node (retry with
 // backoff, resync after a broken watch, dedupe, Status, the last-good
@@ -28,6 +38,15 @@
 // from the old one. A node whose ACL the connection may not read fails
 // with zk.ErrNoAuth, and Status.Err says so; AddAuth the credentials on
 // the connection (go-zookeeper sends them again after every reconnect).
+//
+// Read enforces the size limit of its context (datasource.ReadLimit, set
+// by the Readable and the Writable from datasource.WithMaxSize): it asks
+// for the node's Stat first (Exists) and refuses a node whose DataLength is
+// over the limit, with an error wrapping datasource.ErrTooLarge that names
+// the path, without fetching its data; it checks the data it then Gets
+// again, in case the node grew in between. (ZooKeeper itself bounds a
+// node's data by the server's jute.maxbuffer, 1 MB by default, and
+// zk.WithMaxBufferSize bounds what the client accepts.)
 //
 // # Watching
 //
@@ -76,7 +95,13 @@
 // errors wrapping datasource.ErrConflict, and nothing is stored. Write
 // with the empty revision creates the node, and its missing parents
 // (empty), with WithACL's ACL (default world-writable);
-// zk.ErrNodeExists is a conflict. The node's data is the document as is,
+// zk.ErrNodeExists is a conflict. The snapshot Write returns is what it
+// wrote, with the revision of its own write, never a later writer's: a
+// create is one transaction (Multi) that creates the node empty and sets
+// its data at version 0, whose Stat gives the revision (go-zookeeper has
+// no create2 that returns the new node's Stat, and reading the node back
+// could return another writer's document). A node Write created is
+// therefore at version 1. The node's data is the document as is,
 // the same bytes Java Sentinel's ZookeeperDataSource reads, so a Go and a
 // Java service can share a node.
 package zookeeper

@@ -349,16 +349,16 @@ func TestTwoWritersCAS(t *testing.T) {
 	w1 := datasource.NewWritable(zookeeper.New(connect(t, srv.Addr(), connConfig{}), path), converter.FlowRules())
 	w2 := datasource.NewWritable(zookeeper.New(connect(t, srv.Addr(), connConfig{}), path), converter.FlowRules(),
 		datasource.WithUpdateAttempts(100))
-	require.NoError(t, w1.Write(ctx, []flow.Rule{{Resource: "a", Count: 1}}), "create")
-	_, err := w1.Read(ctx)
+	require.NoError(t, w1.Write(ctx, []flow.Rule{{Resource: "a", Count: 1}}, ""), "create")
+	_, rev1, err := w1.Read(ctx)
 	require.NoError(t, err)
-	_, err = w2.Read(ctx)
+	_, rev2, err := w2.Read(ctx)
 	require.NoError(t, err)
 
-	require.NoError(t, w1.Write(ctx, []flow.Rule{{Resource: "a", Count: 10}}))
-	err = w2.Write(ctx, []flow.Rule{{Resource: "a", Count: 20}})
+	require.NoError(t, w1.Write(ctx, []flow.Rule{{Resource: "a", Count: 10}}, rev1))
+	err = w2.Write(ctx, []flow.Rule{{Resource: "a", Count: 20}}, rev2)
 	require.ErrorIs(t, err, datasource.ErrConflict)
-	rules, err := w1.Read(ctx)
+	rules, _, err := w1.Read(ctx)
 	require.NoError(t, err)
 	require.Len(t, rules, 1)
 	assert.Equal(t, 10.0, rules[0].Count, "the winner's document, nothing overwritten unseen")
@@ -381,7 +381,7 @@ func TestTwoWritersCAS(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	rules, err = w2.Read(ctx)
+	rules, _, err = w2.Read(ctx)
 	require.NoError(t, err)
 	var names []string
 	for _, r := range rules {

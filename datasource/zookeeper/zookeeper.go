@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +53,22 @@ func WithSessionCheck(d time.Duration) Option {
 	}
 }
 
+// WithServers names the ZooKeeper ensemble the connection talks to: pass
+// the server list given to zk.Connect. go-zookeeper does not tell a
+// connection's servers, and a node path names a document only within one
+// ensemble, so the Source's name (String, and so the Readable's default
+// name and last-good cache file) includes these servers: two Sources of the
+// same path on different ensembles then never share a cache. Each server
+// gets the default port 2181 if it has none (zk.FormatServers), and the
+// list is sorted. It changes nothing else.
+func WithServers(servers ...string) Option {
+	return func(s *Source) {
+		srvs := zk.FormatServers(servers)
+		slices.Sort(srvs)
+		s.servers = slices.Compact(srvs)
+	}
+}
+
 // WithCloseWait bounds how long Close waits for ZooKeeper calls still in
 // flight (default DefaultCloseWait). Zero or less waits without bound.
 func WithCloseWait(d time.Duration) Option { return func(s *Source) { s.closeWait = d } }
@@ -65,6 +82,7 @@ type Source struct {
 	acl       []zk.ACL
 	check     time.Duration
 	closeWait time.Duration
+	servers   []string // WithServers, sorted; for String only
 
 	mu     sync.Mutex
 	closed bool
@@ -99,8 +117,17 @@ func New(conn *zk.Conn, path string, opts ...Option) *Source {
 	return s
 }
 
-// String returns "zookeeper:" and the node's path.
-func (s *Source) String() string { return "zookeeper:" + s.path }
+// String names the document: "zk://" followed by the servers given with
+// WithServers (sorted, comma-separated) and the node's path, as in
+// "zk://10.0.0.1:2181,10.0.0.2:2181/bulwark/flow". Without WithServers
+// the server part is empty ("zk:///bulwark/flow"): go-zookeeper does not
+// tell which ensemble a connection talks to (conn.Server is only the
+// member it happens to use), and a name must not change from one run to
+// the next. It holds no credentials. The Readable names its last-good
+// cache after it.
+func (s *Source) String() string {
+	return "zk://" + strings.Join(s.servers, ",") + s.path
+}
 
 // Path returns the node's path.
 func (s *Source) Path() string { return s.path }
@@ -133,7 +160,29 @@ func (s *Source) Close() error {
 // Read returns the node's data. A node that does not exist is a missing
 // document. The revision is "<czxid>.<version>" of the node's Stat, so a
 // node deleted and created again is a new revision even at version 0.
+//
+// A node larger than the size limit that ctx carries
+// (datasource.ReadLimit) is refused with an error wrapping
+// datasource.ErrTooLarge before its data is fetched: Read first asks for
+// the node's Stat (Exists) and compares its DataLength with the limit,
+// then Gets the data and checks its length again (the node may have grown
+// in between).
 func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
+	if limit := datasource.ReadLimit(ctx); limit > 0 {
+		r, err := call(ctx, s, "exists", func() (got, error) {
+			ok, stat, err := s.conn.Exists(s.path)
+			return got{exists: ok, stat: stat}, err
+		})
+		switch {
+		case err != nil:
+			return datasource.Snapshot{}, err
+		case !r.exists:
+			return datasource.Snapshot{Missing: true}, nil
+		}
+		if err := datasource.CheckSize(ctx, int64(r.stat.DataLength)); err != nil {
+			return datasource.Snapshot{}, fmt.Errorf("zookeeper: get %s: %w", s.path, err)
+		}
+	}
 	r, err := call(ctx, s, "get", func() (got, error) {
 		data, stat, err := s.conn.Get(s.path)
 		return got{data: data, stat: stat}, err
@@ -143,6 +192,9 @@ func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 		return datasource.Snapshot{Missing: true}, nil
 	case err != nil:
 		return datasource.Snapshot{}, err
+	}
+	if err := datasource.CheckSize(ctx, int64(len(r.data))); err != nil {
+		return datasource.Snapshot{}, fmt.Errorf("zookeeper: get %s: %w", s.path, err)
 	}
 	return datasource.Snapshot{Data: r.data, Revision: revision(r.stat)}, nil
 }
@@ -247,19 +299,35 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 	return datasource.Snapshot{Data: append([]byte(nil), data...), Revision: revision(r.stat)}, nil
 }
 
-// create creates the node with data, and its missing parents empty.
+// create creates the node with data, and its missing parents empty, and
+// returns what it wrote with the revision of that write.
+//
+// go-zookeeper has no create2 (the create that returns the new node's
+// Stat), and a Stat read after a Create may already be another writer's.
+// So the node is created by one transaction (Multi) of two operations,
+// applied together or not at all: create the node empty, then set its data
+// at version 0. The set's Stat (the new node's czxid, version 1) is the
+// revision of exactly this document; nobody can see the node in between.
 func (s *Source) create(ctx context.Context, data []byte) (datasource.Snapshot, error) {
-	mk := func() error {
-		_, err := call(ctx, s, "create", func() (got, error) {
-			_, err := s.conn.Create(s.path, data, 0, s.acl)
-			return got{}, err
+	mk := func() (got, error) {
+		return call(ctx, s, "create", func() (got, error) {
+			res, err := s.conn.Multi(
+				&zk.CreateRequest{Path: s.path, Data: []byte{}, Acl: s.acl, Flags: 0},
+				&zk.SetDataRequest{Path: s.path, Data: data, Version: 0},
+			)
+			if err != nil {
+				return got{}, err
+			}
+			if len(res) != 2 || res[1].Stat == nil {
+				return got{}, fmt.Errorf("unexpected answer to create and set: %d results", len(res))
+			}
+			return got{stat: res[1].Stat}, nil
 		})
-		return err
 	}
-	err := mk()
+	r, err := mk()
 	if errors.Is(err, zk.ErrNoNode) {
 		if err = s.createParents(ctx); err == nil {
-			err = mk()
+			r, err = mk()
 		}
 	}
 	switch {
@@ -268,10 +336,7 @@ func (s *Source) create(ctx context.Context, data []byte) (datasource.Snapshot, 
 	case err != nil:
 		return datasource.Snapshot{}, err
 	}
-	// Create does not return the node's Stat (go-zookeeper has no create2):
-	// read it back. Someone may have changed it already; what Read returns
-	// now is what Write must return.
-	return s.Read(ctx)
+	return datasource.Snapshot{Data: append([]byte(nil), data...), Revision: revision(r.stat)}, nil
 }
 
 func (s *Source) createParents(ctx context.Context) error {
