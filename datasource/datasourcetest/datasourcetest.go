@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -33,7 +34,22 @@ type Harness struct {
 	// IgnoreGoroutines lists goroutines that the backend's shared client
 	// runs and that outlive a Source (goleak options), for the leak check.
 	IgnoreGoroutines []goleak.Option
+	// BurstRounds is the number of rounds of each burst case (default
+	// DefaultBurstRounds). A backend whose Put or Delete is slow (a
+	// Nacos-protocol server shows a write only at its next refresh tick)
+	// may run fewer.
+	BurstRounds int
+	// BurstSettle bounds how long, after a round's last write, the burst
+	// cases wait for the Readable to apply the document the backend holds
+	// (default DefaultBurstSettle). A round that does not get there is lost.
+	BurstSettle time.Duration
 }
+
+// Defaults of the Harness's burst settings.
+const (
+	DefaultBurstRounds = 300
+	DefaultBurstSettle = 2 * time.Second
+)
 
 // Backend is one fresh document in the backend under test.
 type Backend struct {
@@ -70,6 +86,12 @@ func Run(t *testing.T, h Harness) {
 	if h.Timeout <= 0 {
 		h.Timeout = 10 * time.Second
 	}
+	if h.BurstRounds <= 0 {
+		h.BurstRounds = DefaultBurstRounds
+	}
+	if h.BurstSettle <= 0 {
+		h.BurstSettle = DefaultBurstSettle
+	}
 	s := suite{h: h}
 	cases := []struct {
 		name string
@@ -80,6 +102,8 @@ func Run(t *testing.T, h Harness) {
 		{"UpdateThroughWatch", s.updateThroughWatch},
 		{"UpdateThroughPoll", s.updateThroughPoll},
 		{"BurstLatestWins", s.burstLatestWins},
+		{"BurstCreateDelete", s.burstCreateDelete},
+		{"BurstRevert", s.burstRevert},
 		{"EmptyDocumentClears", s.emptyDocumentClears},
 		{"DeleteClears", s.deleteClears},
 		{"DeleteKeptWithOption", s.deleteKept},
@@ -296,6 +320,22 @@ func (s suite) del(t *testing.T, b Backend) {
 	require.NoError(t, b.Delete(s.ctx(t)), "Backend.Delete")
 }
 
+// needWatch skips t unless b.Source is a Watcher that can watch here.
+func (s suite) needWatch(t *testing.T, b Backend) {
+	t.Helper()
+	w, ok := b.Source.(datasource.Watcher)
+	if !ok {
+		t.Skipf("%T is not a datasource.Watcher (this case tests pushes; polling would hide a lost one)", b.Source)
+	}
+	// A Watch that cannot work here says so at once.
+	probe, cancel := context.WithTimeout(s.ctx(t), 50*time.Millisecond)
+	err := w.Watch(probe, datasource.Snapshot{Missing: true}, func(datasource.Snapshot) {})
+	cancel()
+	if errors.Is(err, datasource.ErrWatchUnsupported) {
+		t.Skipf("the backend cannot watch here (this case tests pushes; polling would hide a lost one): %v", err)
+	}
+}
+
 // noWatch hides a Source's Watcher and Sink, leaving a polled Source.
 type noWatch struct{ datasource.Source }
 
@@ -338,17 +378,7 @@ func (s suite) firstReadMissing(t *testing.T) {
 
 func (s suite) updateThroughWatch(t *testing.T) {
 	b := s.h.New(t)
-	w, ok := b.Source.(datasource.Watcher)
-	if !ok {
-		t.Skipf("%T is not a datasource.Watcher", b.Source)
-	}
-	// A Watch that cannot work here says so at once.
-	probe, cancel := context.WithTimeout(s.ctx(t), 50*time.Millisecond)
-	err := w.Watch(probe, datasource.Snapshot{Missing: true}, func(datasource.Snapshot) {})
-	cancel()
-	if errors.Is(err, datasource.ErrWatchUnsupported) {
-		t.Skipf("the backend cannot watch here: %v", err)
-	}
+	s.needWatch(t, b)
 	s.put(t, b, enc("v1"))
 	m := &manager{}
 	// Polling and reconciling are an hour apart: only a push can deliver.
@@ -703,4 +733,152 @@ func (s suite) reconnectResync(t *testing.T) {
 	if strings.TrimSpace(r.Status().Revision) == "" {
 		t.Error("Status.Revision empty after resync")
 	}
+}
+
+// ---- bursts ----
+
+// burstCreateDelete: rounds of "create, then delete", back to back. Each
+// round must end with the document missing and no rules in force, as the
+// backend holds it, however the pushes of its two writes interleave with
+// the Readable's reads.
+func (s suite) burstCreateDelete(t *testing.T) {
+	s.burst(t, "create → delete", nil, func(ctx context.Context, b Backend, i int) error {
+		if err := b.Put(ctx, enc("created", strconv.Itoa(i))); err != nil {
+			return fmt.Errorf("Backend.Put: %w", err)
+		}
+		if err := b.Delete(ctx); err != nil {
+			return fmt.Errorf("Backend.Delete: %w", err)
+		}
+		return nil
+	})
+}
+
+// burstRevert: rounds of "A → B → A", back to back (an edit and its undo).
+// Each round must end with A in force, at the revision the backend holds,
+// although A may be the document the Readable read last before the round.
+func (s suite) burstRevert(t *testing.T) {
+	a := enc("a")
+	s.burst(t, "A → B → A", a, func(ctx context.Context, b Backend, i int) error {
+		if err := b.Put(ctx, enc("b", strconv.Itoa(i))); err != nil {
+			return fmt.Errorf("Backend.Put B: %w", err)
+		}
+		if err := b.Put(ctx, a); err != nil {
+			return fmt.Errorf("Backend.Put A: %w", err)
+		}
+		return nil
+	})
+}
+
+// burstMaxLost ends a burst case early: past this many lost rounds the
+// Readable is plainly broken, and each loss costs a BurstSettle wait.
+const burstMaxLost = 10
+
+// burst runs Harness.BurstRounds rounds of writes against a Readable that
+// only pushes can keep in step: polling and reconciling are off, so a lost
+// hint stays lost. start, if not nil, is put (and applied) first. After
+// each round it reads the document the backend holds through the Source
+// and waits, up to Harness.BurstSettle, for the rules and Status to show
+// it; then it reads the backend again (a fence: a read of the Readable
+// that was still in flight has had time to land) and waits again, so a
+// stale read that lands after the first match is caught too.
+func (s suite) burst(t *testing.T, what string, start []byte, round func(ctx context.Context, b Backend, i int) error) {
+	b := s.h.New(t)
+	s.needWatch(t, b)
+	if start != nil {
+		s.put(t, b, start)
+	}
+	m := &manager{}
+	r := s.readable(t, b.Source, m,
+		datasource.WithPollInterval(time.Hour),
+		datasource.WithReconcileInterval(0), // a lost push is never papered over
+	)
+	require.NoError(t, r.Start(s.ctx(t)))
+	s.eventually(t, "a watch to run", func() bool { return r.Status().Watching })
+
+	withTimeout := func(f func(ctx context.Context) error) error {
+		ctx, cancel := context.WithTimeout(t.Context(), s.h.Timeout)
+		defer cancel()
+		return f(ctx)
+	}
+	read := func(i int) datasource.Snapshot {
+		var snap datasource.Snapshot
+		err := withTimeout(func(ctx context.Context) (err error) {
+			snap, err = b.Source.Read(ctx)
+			return err
+		})
+		require.NoError(t, err, "round %d: Source.Read", i)
+		return snap
+	}
+	// settles waits for the rules and Status to show snap.
+	settles := func(snap datasource.Snapshot) bool {
+		want, rev := doc(nil), ""
+		if !snap.Missing {
+			var err error
+			want, err = codec{}.Convert(snap.Data)
+			require.NoError(t, err, "the backend holds a document the suite did not write")
+			rev = snap.Revision
+			if rev == "" {
+				rev = datasource.ContentRevision(snap.Data)
+			}
+		}
+		return poll(t.Context(), s.h.BurstSettle, func() bool {
+			got, ok := m.get()
+			st := r.Status()
+			return ok && st.Err == nil && st.Missing == snap.Missing && st.Revision == rev &&
+				(got == nil) == (want == nil) && slices.Equal(got, want)
+		})
+	}
+	if start != nil {
+		require.True(t, settles(read(-1)), "the first document to be applied: %s", describeApplied(r, m))
+	}
+
+	var lost []string
+	rounds := 0
+	began := time.Now()
+	for i := range s.h.BurstRounds {
+		require.NoError(t, withTimeout(func(ctx context.Context) error { return round(ctx, b, i) }), "round %d", i)
+		rounds++
+		snap := read(i)
+		if !settles(snap) {
+			lost = append(lost, fmt.Sprintf("round %d: the backend holds %s, but %v later %s",
+				i, describeSnapshot(snap), s.h.BurstSettle, describeApplied(r, m)))
+			t.Log(lost[len(lost)-1])
+		} else if snap = read(i); !settles(snap) {
+			lost = append(lost, fmt.Sprintf("round %d: the backend holds %s; it was in force, then %v later %s",
+				i, describeSnapshot(snap), s.h.BurstSettle, describeApplied(r, m)))
+			t.Log(lost[len(lost)-1])
+		}
+		if len(lost) >= burstMaxLost {
+			t.Logf("stopping after %d lost rounds", len(lost))
+			break
+		}
+	}
+	elapsed := time.Since(began)
+	t.Logf("%s: %d rounds of %d, %d lost, in %v (%v a round)",
+		what, rounds, s.h.BurstRounds, len(lost), elapsed.Round(time.Millisecond), (elapsed / time.Duration(max(rounds, 1))).Round(time.Microsecond))
+	if len(lost) > 0 {
+		t.Errorf("%s: %d of %d rounds lost (the Readable did not end on the document the backend holds within %v; polling and reconciling are off):\n%s",
+			what, len(lost), rounds, s.h.BurstSettle, strings.Join(lost, "\n"))
+	}
+}
+
+func describeSnapshot(snap datasource.Snapshot) string {
+	if snap.Missing {
+		return "no document (missing)"
+	}
+	return fmt.Sprintf("%s at revision %q", snap.Data, snap.Revision)
+}
+
+func describeApplied(r *datasource.Readable[doc], m *manager) string {
+	got, ok := m.get()
+	rules := "none applied"
+	switch {
+	case ok && got == nil:
+		rules = "no rules (missing)"
+	case ok:
+		rules = fmt.Sprintf("%q", got)
+	}
+	st := r.Status()
+	return fmt.Sprintf("the rules in force are %s; Status: revision %q, missing %v, err %v, watching %v, watch err %v",
+		rules, st.Revision, st.Missing, st.Err, st.Watching, st.WatchErr)
 }

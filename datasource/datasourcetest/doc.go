@@ -23,12 +23,27 @@
 //     zero value for a missing one, before it returns; Status says so.
 //   - UpdateThroughWatch (Watchers only: polling and reconciling are made
 //     an hour apart), UpdateThroughPoll (the Watcher hidden), BurstLatestWins.
+//   - BurstCreateDelete, BurstRevert (Watchers only; polling and
+//     reconciling off, so a lost push stays lost): Harness.BurstRounds
+//     rounds (default 300) of "create, delete" and of "A → B → A", each
+//     round's writes back to back through Put and Delete. After each round
+//     the suite reads the document the backend holds through the Source and
+//     waits, up to Harness.BurstSettle (2 s), for the rules and Status to
+//     show it (missing and no rules, or A at the revision read); then it
+//     reads the backend again and waits again, so that a stale read landing
+//     after the first match is caught too. Any round that does not get
+//     there is lost; the case logs the rounds, the losses and its wall
+//     time, and fails naming every lost round.
 //   - EmptyDocumentClears, DeleteClears, DeleteKeptWithOption, Recreate.
 //   - UndecodableKeepsLastGood, InvalidKeepsLastGood: a rejected document
 //     leaves the running rules, Status.Err names it and Failures counts.
 //   - WriteRoundTrip, WriteCreate, WriteConflict, SinkConflictOneWinner,
-//     UpdateConcurrentLosesNothing (Sinks only): compare-and-set works, one
-//     of several writers at a revision wins, nothing is lost.
+//     UpdateConcurrentLosesNothing, SharedWritableKeepsEdits (Sinks only):
+//     compare-and-set works against the revision the caller read (a stale
+//     one, "" over an existing document, another client's edit are
+//     conflicts), one of several writers at a revision wins, nothing is
+//     lost, and one Writable shared by goroutines never writes one's value
+//     over another's Update.
 //   - CloseWaitsNoLeak: Close is idempotent, leaves no goroutine (goleak),
 //     and nothing is applied after it.
 //   - ReconnectResync (with a Fault hook): changes made while the Source was
