@@ -32,7 +32,7 @@ func Example() {
 	_ = conn.AddAuth("digest", []byte("order-service:secret")) // when the node has a digest ACL
 
 	src := zookeeper.New(conn, "/bulwark/order-service/prod/flow",
-		zookeeper.WithServers(servers...), // names the document (and its cache): zk://127.0.0.1:2181/bulwark/...
+		zookeeper.WithServers(servers...),                                         // names the document (and its cache): zk://127.0.0.1:2181/bulwark/...
 		zookeeper.WithACL(zk.DigestACL(zk.PermAll, "order-service", "secret")...)) // for nodes Write creates
 	ds := datasource.NewReadable(src, converter.FlowRules())
 	engine := core.Default()
