@@ -31,9 +31,12 @@ func Example() {
 	defer conn.Close()
 	_ = conn.AddAuth("digest", []byte("order-service:secret")) // when the node has a digest ACL
 
+	// WithServers names the document (and its last-good cache):
+	// zk://127.0.0.1:2181/bulwark/order-service/prod/flow. WithACL is the
+	// ACL of the nodes Write creates.
 	src := zookeeper.New(conn, "/bulwark/order-service/prod/flow",
-		zookeeper.WithServers(servers...),                                         // names the document (and its cache): zk://127.0.0.1:2181/bulwark/...
-		zookeeper.WithACL(zk.DigestACL(zk.PermAll, "order-service", "secret")...)) // for nodes Write creates
+		zookeeper.WithServers(servers...),
+		zookeeper.WithACL(zk.DigestACL(zk.PermAll, "order-service", "secret")...))
 	ds := datasource.NewReadable(src, converter.FlowRules())
 	engine := core.Default()
 	engine.Flow().Register(ds.Property())
