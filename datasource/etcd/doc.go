@@ -14,13 +14,34 @@
 //	defer ds.Close()
 //
 // TLS, user/password authentication (the client gets and refreshes its
-// token), a key prefix (namespace.NewKV, namespace.NewWatcher) and the
-// endpoints all come from the client. Close does not close it.
+// token) and the endpoints come from the client. Close does not close it.
+// A key prefix is best given with [WithNamespace] (the Source then wraps
+// the client's KV and Watcher with namespace.NewKV and NewWatcher itself):
+// a prefix set on the client works too, but the Source cannot see it.
+//
+// Naming: the Source's String, which the Readable uses as its default
+// name (errors, logs, the last-good cache file), is "etcd://", the
+// client's endpoints when New was called (sorted, without scheme), "/" and
+// the key as stored (WithNamespace's prefix and the key), for example
+// "etcd://10.0.0.1:2379,10.0.0.2:2379//bulwark/order-service/prod/flow".
+// Two Sources of one key on two clusters, or under two prefixes, have two
+// names and never share a cache. A prefix set on the client is not in the
+// name: give such Readables distinct names with datasource.WithName, or
+// use WithNamespace.
 //
 // Reading: a Get of the key. An absent key is a missing document (the
 // rules are cleared, or kept with datasource.WithKeepOnMissing), not an
 // error; the revision of a present document is the key's mod revision in
 // decimal. The Source also remembers the store revision of the response.
+// A value larger than the read's size limit (datasource.ReadLimit, from
+// datasource.WithMaxSize) is refused with an error wrapping
+// datasource.ErrTooLarge that names the key. etcd sends a value whole (it
+// has no ranged or size-only read of a value), so the client has received
+// it by then; what bounds that is the server, which refuses requests
+// larger than --max-request-bytes (1.5 MiB by default) and so stores no
+// larger value, and the client's clientv3.Config.MaxCallRecvMsgSize
+// (unbounded by default: set it to bound a response). Watch asks only for
+// the key's revision, never for its value.
 //
 // Watching: Watch watches the key from the store revision right after the
 // read it is given (list, then watch from revision + 1, as etcd's mirror

@@ -5,11 +5,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/namespace"
 
 	"github.com/bulwark-go/bulwark/datasource"
 )
@@ -27,15 +30,28 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
+// WithNamespace puts the key under prefix, as etcd's namespace package
+// does: the Source reads, watches and writes prefix+key through
+// namespace.NewKV and namespace.NewWatcher over the client, and its name
+// (String) holds prefix+key. Use it instead of wrapping the client's KV and
+// Watcher yourself: a prefix set on the client cannot be seen by the
+// Source (clientv3 does not expose it), so its name, and the Readable's
+// last-good cache, would leave it out. Do not use both: the prefixes would
+// add up.
+func WithNamespace(prefix string) Option { return func(s *Source) { s.prefix = prefix } }
+
 // Source is a rule document stored as the value of one etcd key: a
 // datasource.Source, a datasource.Watcher and a datasource.Sink. Its
 // revision is the key's mod revision, in decimal. It is safe for
 // concurrent use.
 type Source struct {
-	cli    *clientv3.Client
-	key    string
-	log    *slog.Logger
-	closed atomic.Bool
+	kv        clientv3.KV      // the client's, under WithNamespace's prefix
+	watcher   clientv3.Watcher // likewise
+	key       string
+	prefix    string // WithNamespace
+	endpoints string // the client's endpoints at New, sorted, for String
+	log       *slog.Logger
+	closed    atomic.Bool
 
 	mu   sync.Mutex
 	seen observation // the latest read or write
@@ -63,17 +79,47 @@ var (
 // (namespace.NewKV) and endpoints are configured there, and Close does not
 // close it.
 func New(client *clientv3.Client, key string, opts ...Option) *Source {
-	s := &Source{cli: client, key: key, log: slog.New(slog.DiscardHandler)}
+	s := &Source{key: key, log: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(s)
 		}
 	}
+	if client != nil {
+		s.kv, s.watcher = client.KV, client.Watcher
+		if s.prefix != "" {
+			s.kv = namespace.NewKV(client.KV, s.prefix)
+			s.watcher = namespace.NewWatcher(client.Watcher, s.prefix)
+		}
+		s.endpoints = hosts(client.Endpoints())
+	}
 	return s
 }
 
-// String returns "etcd:" and the key.
-func (s *Source) String() string { return "etcd:" + s.key }
+// String names the document: "etcd://", the client's endpoints when New
+// was called (without their scheme, sorted, comma-separated), "/" and the
+// key as the server stores it (WithNamespace's prefix, then the key), as in
+// "etcd://10.0.0.1:2379,10.0.0.2:2379//bulwark/flow" for the key
+// "/bulwark/flow". It holds no credentials. The Readable names its
+// last-good cache after it.
+func (s *Source) String() string { return "etcd://" + s.endpoints + "/" + s.name() }
+
+// name is the key as the server stores it: WithNamespace's prefix, then
+// the key. Errors and logs name it.
+func (s *Source) name() string { return s.prefix + s.key }
+
+// hosts is the endpoints without their scheme, sorted and comma-separated.
+func hosts(endpoints []string) string {
+	hs := make([]string, 0, len(endpoints))
+	for _, ep := range endpoints {
+		if _, rest, ok := strings.Cut(ep, "://"); ok {
+			ep = rest
+		}
+		hs = append(hs, ep)
+	}
+	slices.Sort(hs)
+	return strings.Join(slices.Compact(hs), ",")
+}
 
 // Key returns the key.
 func (s *Source) Key() string { return s.key }
@@ -87,20 +133,27 @@ func (s *Source) Close() error {
 
 // Read gets the key (a linearizable read, unless the client says
 // otherwise). An absent key is a missing document; the revision of a
-// present one is its mod revision.
+// present one is its mod revision. A value larger than the size limit of
+// ctx (datasource.ReadLimit) is refused with an error wrapping
+// datasource.ErrTooLarge; etcd cannot tell a value's size without sending
+// it, so the client has received it by then (see the package
+// documentation for what bounds that).
 func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 	if s.closed.Load() {
 		return datasource.Snapshot{}, datasource.ErrClosed
 	}
-	resp, err := s.cli.Get(ctx, s.key)
+	resp, err := s.kv.Get(ctx, s.key)
 	if err != nil {
-		return datasource.Snapshot{}, fmt.Errorf("etcd: get %s: %w", s.key, err)
+		return datasource.Snapshot{}, fmt.Errorf("etcd: get %s: %w", s.name(), err)
 	}
 	var snap datasource.Snapshot
 	if len(resp.Kvs) == 0 {
 		snap = datasource.Snapshot{Missing: true}
 	} else {
 		kv := resp.Kvs[0]
+		if err := datasource.CheckSize(ctx, int64(len(kv.Value))); err != nil {
+			return datasource.Snapshot{}, fmt.Errorf("etcd: get %s: %w", s.name(), err)
+		}
 		snap = datasource.Snapshot{Data: kv.Value, Revision: revision(kv.ModRevision)}
 	}
 	s.observe(snap, resp.Header.GetRevision())
@@ -123,17 +176,17 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 		want, err := strconv.ParseInt(expectRevision, 10, 64)
 		if err != nil || want <= 0 {
 			return datasource.Snapshot{}, fmt.Errorf("etcd: put %s: expected revision %q is not an etcd mod revision: %w",
-				s.key, expectRevision, datasource.ErrConflict)
+				s.name(), expectRevision, datasource.ErrConflict)
 		}
 		cmp = clientv3.Compare(clientv3.ModRevision(s.key), "=", want)
 	}
-	resp, err := s.cli.Txn(ctx).
+	resp, err := s.kv.Txn(ctx).
 		If(cmp).
 		Then(clientv3.OpPut(s.key, string(data))).
 		Else(clientv3.OpGet(s.key, clientv3.WithKeysOnly())).
 		Commit()
 	if err != nil {
-		return datasource.Snapshot{}, fmt.Errorf("etcd: put %s: %w", s.key, err)
+		return datasource.Snapshot{}, fmt.Errorf("etcd: put %s: %w", s.name(), err)
 	}
 	if !resp.Succeeded {
 		found := "absent"
@@ -144,7 +197,7 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 		if expectRevision != "" {
 			want = "at revision " + expectRevision
 		}
-		return datasource.Snapshot{}, fmt.Errorf("etcd: put %s: key is %s, expected %s: %w", s.key, found, want, datasource.ErrConflict)
+		return datasource.Snapshot{}, fmt.Errorf("etcd: put %s: key is %s, expected %s: %w", s.name(), found, want, datasource.ErrConflict)
 	}
 	// The put is the transaction's only write: the key's new mod revision
 	// is the store revision of the response.
@@ -176,13 +229,13 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 	}
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
-	s.log.Debug("etcd watch", "key", s.key, "from_revision", start)
-	for resp := range s.cli.Watch(wctx, s.key, clientv3.WithRev(start)) {
+	s.log.Debug("etcd watch", "key", s.name(), "from_revision", start)
+	for resp := range s.watcher.Watch(wctx, s.key, clientv3.WithRev(start)) {
 		if err := resp.Err(); err != nil {
 			if resp.CompactRevision != 0 {
-				return fmt.Errorf("etcd: watch %s from revision %d (compacted up to %d): %w", s.key, start, resp.CompactRevision, err)
+				return fmt.Errorf("etcd: watch %s from revision %d (compacted up to %d): %w", s.name(), start, resp.CompactRevision, err)
 			}
-			return fmt.Errorf("etcd: watch %s: %w", s.key, err)
+			return fmt.Errorf("etcd: watch %s: %w", s.name(), err)
 		}
 		for _, ev := range resp.Events {
 			var snap datasource.Snapshot
@@ -191,14 +244,14 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 			} else {
 				snap = datasource.Snapshot{Data: ev.Kv.Value, Revision: revision(ev.Kv.ModRevision)}
 			}
-			s.log.Debug("etcd watch event", "key", s.key, "type", ev.Type.String(), "revision", ev.Kv.ModRevision)
+			s.log.Debug("etcd watch event", "key", s.name(), "type", ev.Type.String(), "revision", ev.Kv.ModRevision)
 			changed(snap)
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return fmt.Errorf("etcd: watch %s: channel closed", s.key)
+	return fmt.Errorf("etcd: watch %s: channel closed", s.name())
 }
 
 // startRevision returns the revision to watch from: right after the store
@@ -212,13 +265,14 @@ func (s *Source) startRevision(ctx context.Context, from datasource.Snapshot, ch
 	if seen.valid && seen.missing == from.Missing && (from.Missing || seen.rev == from.Revision) {
 		return seen.header + 1, nil
 	}
-	resp, err := s.cli.Get(ctx, s.key)
+	// The revision is all it needs: the value is left on the server.
+	resp, err := s.kv.Get(ctx, s.key, clientv3.WithKeysOnly())
 	if err != nil {
-		return 0, fmt.Errorf("etcd: watch %s: get: %w", s.key, err)
+		return 0, fmt.Errorf("etcd: watch %s: get: %w", s.name(), err)
 	}
 	now := datasource.Snapshot{Missing: true}
 	if len(resp.Kvs) > 0 {
-		now = datasource.Snapshot{Data: resp.Kvs[0].Value, Revision: revision(resp.Kvs[0].ModRevision)}
+		now = datasource.Snapshot{Revision: revision(resp.Kvs[0].ModRevision)}
 	}
 	if now.Missing != from.Missing || now.Revision != from.Revision {
 		changed(now)

@@ -15,6 +15,7 @@ import (
 	"go.etcd.io/etcd/client/v3/namespace"
 	"go.uber.org/zap"
 
+	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/etcd"
@@ -71,7 +72,7 @@ func TestReadWrite(t *testing.T) {
 	ctx := testCtx(t)
 	cli := newClient(t, srv.Addr())
 	src := etcd.New(cli, "/bulwark-test/rw")
-	assert.Equal(t, "etcd:/bulwark-test/rw", src.String())
+	assert.Equal(t, "etcd://"+srv.Addr()+"//bulwark-test/rw", src.String())
 	assert.Equal(t, "/bulwark-test/rw", src.Key())
 
 	snap, err := src.Read(ctx)
@@ -126,7 +127,7 @@ func TestWatchForeignSnapshot(t *testing.T) {
 	ctx := testCtx(t)
 	cli := newClient(t, srv.Addr())
 	const key = "/bulwark-test/foreign"
-	_, err := cli.Put(ctx, key, "v1")
+	put, err := cli.Put(ctx, key, "v1")
 	require.NoError(t, err)
 
 	src := etcd.New(cli, key)
@@ -138,7 +139,9 @@ func TestWatchForeignSnapshot(t *testing.T) {
 	}()
 	select {
 	case h := <-hints:
-		assert.Equal(t, "v1", string(h.Data), "the difference with from is reported")
+		// A hint: the revision, without the value (Watch does not fetch it).
+		assert.Equal(t, fmt.Sprint(put.Header.Revision), h.Revision, "the difference with from is reported")
+		assert.False(t, h.Missing)
 	case <-ctx.Done():
 		t.Fatal("no hint for a snapshot that differs")
 	}
@@ -328,4 +331,79 @@ func TestNamespace(t *testing.T) {
 	resp, err = raw.Get(ctx, "/flow")
 	require.NoError(t, err)
 	assert.Contains(t, string(resp.Kvs[0].Value), `"count":99`, "outside the namespace: untouched")
+}
+
+// WithNamespace puts the key under a prefix, for reads, watches and
+// writes, and the Source's name holds it.
+func TestWithNamespace(t *testing.T) {
+	srv := startEtcd(t)
+	ctx := testCtx(t)
+	raw := newClient(t, srv.Addr())
+	cli := newClient(t, srv.Addr())
+
+	_, err := raw.Put(ctx, "/tenant-b/flow", flowDoc("a", 1))
+	require.NoError(t, err)
+	_, err = raw.Put(ctx, "/flow", flowDoc("a", 99)) // outside the namespace
+	require.NoError(t, err)
+	src := etcd.New(cli, "/flow", etcd.WithNamespace("/tenant-b"))
+	assert.Equal(t, "etcd://"+srv.Addr()+"//tenant-b/flow", src.String())
+	assert.NotEqual(t, etcd.New(cli, "/flow").String(), src.String())
+
+	e := core.NewEngine()
+	t.Cleanup(func() { _ = e.Close() })
+	ds := datasource.NewReadable(src, flowCodec(), datasource.WithBackoff(50*time.Millisecond, time.Second))
+	e.Flow().Register(ds.Property())
+	t.Cleanup(func() { _ = ds.Close() })
+	require.NoError(t, ds.Start(ctx))
+	tenant := &rig{engine: e, ds: ds}
+	tenant.waitCount(t, "a", 1)
+	_, err = raw.Put(ctx, "/tenant-b/flow", flowDoc("a", 2))
+	require.NoError(t, err)
+	tenant.waitCount(t, "a", 2) // watched under the prefix
+
+	w := datasource.NewWritable(etcd.New(cli, "/flow", etcd.WithNamespace("/tenant-b")), flowCodec(),
+		datasource.WaitApplied(ds, 10*time.Second))
+	require.NoError(t, w.Update(ctx, setCount("a", 3)))
+	resp, err := raw.Get(ctx, "/tenant-b/flow")
+	require.NoError(t, err)
+	assert.Contains(t, string(resp.Kvs[0].Value), `"count":3`)
+	resp, err = raw.Get(ctx, "/flow")
+	require.NoError(t, err)
+	assert.Contains(t, string(resp.Kvs[0].Value), `"count":99`, "outside the namespace: untouched")
+}
+
+// The name identifies the document: servers, prefix and key.
+func TestString(t *testing.T) {
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints: []string{"https://10.0.0.2:2379", "10.0.0.1:2379"},
+		Logger:    zap.NewNop(),
+	})
+	require.NoError(t, err) // no DialTimeout: it connects lazily, no server needed
+	t.Cleanup(func() { _ = cli.Close() })
+	src := etcd.New(cli, "/bulwark/flow")
+	assert.Equal(t, "etcd://10.0.0.1:2379,10.0.0.2:2379//bulwark/flow", src.String())
+	assert.Equal(t, "etcd://10.0.0.1:2379,10.0.0.2:2379/tenant/bulwark/flow",
+		etcd.New(cli, "bulwark/flow", etcd.WithNamespace("tenant/")).String())
+}
+
+// A value larger than the read limit is refused, one at the limit is read.
+func TestReadLimit(t *testing.T) {
+	srv := startEtcd(t)
+	ctx := testCtx(t)
+	cli := newClient(t, srv.Addr())
+	const key = "/bulwark-test/limit"
+	src := etcd.New(cli, key)
+	const limit = 100
+	_, err := cli.Put(ctx, key, strings.Repeat("x", limit))
+	require.NoError(t, err)
+	snap, err := src.Read(datasource.WithReadLimit(ctx, limit))
+	require.NoError(t, err)
+	assert.Len(t, snap.Data, limit)
+
+	_, err = cli.Put(ctx, key, strings.Repeat("x", limit+1))
+	require.NoError(t, err)
+	_, err = src.Read(datasource.WithReadLimit(ctx, limit))
+	require.ErrorIs(t, err, datasource.ErrTooLarge)
+	assert.ErrorContains(t, err, key)
+	t.Logf("over the limit: %v", err)
 }

@@ -209,17 +209,17 @@ func TestTwoWriters(t *testing.T) {
 
 	w1 := datasource.NewWritable(etcd.New(newClient(t, srv.Addr()), key), converter.FlowRules())
 	w2 := datasource.NewWritable(etcd.New(newClient(t, srv.Addr()), key), converter.FlowRules())
-	base1, err := w1.Read(ctx)
+	base1, rev1, err := w1.Read(ctx)
 	require.NoError(t, err)
-	base2, err := w2.Read(ctx)
+	base2, rev2, err := w2.Read(ctx)
 	require.NoError(t, err)
 
 	one, _ := setCount("a", 10)(base1)
 	two, _ := setCount("a", 20)(base2)
 	var wg sync.WaitGroup
 	var err1, err2 error
-	wg.Go(func() { err1 = w1.Write(ctx, one) })
-	wg.Go(func() { err2 = w2.Write(ctx, two) })
+	wg.Go(func() { err1 = w1.Write(ctx, one, rev1) })
+	wg.Go(func() { err2 = w2.Write(ctx, two, rev2) })
 	wg.Wait()
 	require.True(t, (err1 == nil) != (err2 == nil), "exactly one write wins: %v / %v", err1, err2)
 	lost := err1
