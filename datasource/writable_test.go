@@ -143,6 +143,7 @@ func TestWaitApplied(t *testing.T) {
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		require.NoError(t, r.Close())
 
+		f.fail(0, false)
 		require.ErrorIs(t, readWrite(t, w, []string{"d"}), datasource.ErrClosed)
 	})
 }
@@ -156,9 +157,11 @@ func TestWaitAppliedReadAfterWriteOneRead(t *testing.T) {
 		require.NoError(t, r.Start(t.Context()))
 		defer r.Close()
 		w := datasource.NewWritable(f, codec{}, datasource.WaitApplied(r, time.Minute))
-		require.NoError(t, readWrite(t, w, []string{"b"})) // reads first: it knew no revision
+		require.NoError(t, readWrite(t, w, []string{"b"}))
+		_, rev, err := w.Read(t.Context())
+		require.NoError(t, err)
 		before := len(f.readTimes())
-		require.NoError(t, readWrite(t, w, []string{"c"}))
+		require.NoError(t, w.Write(t.Context(), []string{"c"}, rev))
 		assert.Equal(t, []string{"c"}, value(t, r))
 		assert.Len(t, f.readTimes(), before+1, "the first read after the write shows it")
 	})
@@ -236,10 +239,12 @@ func TestWaitAppliedTransientMissing(t *testing.T) {
 		require.NoError(t, r.Start(t.Context()))
 		defer r.Close()
 		w := datasource.NewWritable(l, codec{}, datasource.WaitApplied(r, time.Minute))
+		_, rev, err := w.Read(t.Context())
+		require.NoError(t, err)
 		// Reads show a for a second, then missing for two, then the write.
 		l.glitch()
 		time.Sleep(2 * time.Second)
-		require.NoError(t, readWrite(t, w, []string{"b"}))
+		require.NoError(t, w.Write(t.Context(), []string{"b"}, rev))
 		assert.Equal(t, []string{"b"}, value(t, r))
 	})
 }
