@@ -41,9 +41,11 @@
 // files in the same directories, such as a log file beside the rules, are
 // ignored: they cause no read. A rename, creation or removal is read at
 // once; a burst of in-place write events is read once, WithDebounce (5 ms)
-// after its first; only a change of content is reported, and the hint
-// carries the revision, not the document (the watcher keeps no copy of
-// it). When the kernel's event queue overflows, Watch reads at once. When
+// after its first. Each such read is hinted with the revision it found,
+// not the document (the watcher keeps no copy of it), even when it is the
+// revision Watch found last: the Readable may have read another document
+// in between, and it drops the hints of the document it holds. When the
+// kernel's event queue overflows, Watch reads at once. When
 // notifications are not available (inotify missing or its limits reached,
 // or WithPolling) Watch reports datasource.ErrWatchUnsupported and the
 // Readable polls instead, reading and hashing the file every poll

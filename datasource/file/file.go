@@ -278,20 +278,25 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 		return err
 	}
 
-	// Only the revision is kept: the watcher holds no copy of the document.
-	last := datasource.Snapshot{Revision: from.Revision, Missing: from.Missing}
-	check := func() {
+	// check reads the file and hints its revision (the document itself
+	// is not passed on: the watcher keeps no copy of it). After an event
+	// it always hints, even when the content is what this watch read last:
+	// the Readable may have read an intermediate document meanwhile (A, B
+	// read by the Readable, A again), and only it knows what it read; it
+	// drops a hint of the document it holds when no read is in flight.
+	// The first check, once the watches are armed, hints only a change
+	// since from.
+	check := func(event bool) {
 		snap, err := s.Read(ctx)
 		if err != nil {
 			changed(datasource.Snapshot{}) // a plain hint: let the reader see the error
 			return
 		}
-		if snap.Missing != last.Missing || snap.Revision != last.Revision {
-			last = datasource.Snapshot{Revision: snap.Revision, Missing: snap.Missing}
-			changed(last)
+		if event || snap.Missing != from.Missing || snap.Revision != from.Revision {
+			changed(datasource.Snapshot{Revision: snap.Revision, Missing: snap.Missing})
 		}
 	}
-	check() // anything that changed between from and now
+	check(false) // anything that changed between from and now
 
 	var settle *time.Timer
 	var settled <-chan time.Time
@@ -320,7 +325,7 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 			if s.debounce <= 0 || !ev.Has(fsnotify.Write) {
 				// A rename, create or remove replaces the file (or a link)
 				// whole: read at once. Only in-place writes may be half done.
-				check()
+				check(true)
 				continue
 			}
 			if settled == nil {
@@ -333,7 +338,7 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 			}
 		case <-settled:
 			settled = nil
-			check()
+			check(true)
 		case err, ok := <-w.Errors:
 			if !ok {
 				return fmt.Errorf("file: watch %s: error channel closed", t.home)
@@ -344,7 +349,7 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 				if err := t.update(); err != nil {
 					return err
 				}
-				check()
+				check(true)
 				continue
 			}
 			return fmt.Errorf("file: watch %s: %w", t.home, err)

@@ -420,3 +420,20 @@ func TestDanglingLinkTargetCreatedLater(t *testing.T) {
 	require.NoError(t, os.WriteFile(target, doc("two"), 0o644))
 	waitHint(t, hints, doc("two"))
 }
+
+// Every save of the file is hinted, even one that brings back the content
+// this watch read last: the Readable may have read something else in
+// between (A, B, A in a burst, with Watch's own read of the first event
+// seeing A already while the Readable's read saw B). Watch used to stay
+// silent then, and B stayed in force.
+func TestWatchHintsEverySave(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.json")
+	require.NoError(t, os.WriteFile(path, doc("a"), 0o644))
+	hints := watch(t, file.New(path))
+	require.Equal(t, datasource.ContentRevision(doc("a")), next(t, hints).Revision) // armed
+	for range 3 {
+		require.NoError(t, os.WriteFile(path+".tmp", doc("a"), 0o644))
+		require.NoError(t, os.Rename(path+".tmp", path))
+		assert.Equal(t, datasource.ContentRevision(doc("a")), next(t, hints).Revision)
+	}
+}
