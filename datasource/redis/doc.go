@@ -21,10 +21,39 @@
 //
 // # Reading
 //
-// Read is GET key. A key that does not exist is a missing document (the
-// rules are cleared, or kept with datasource.WithKeepOnMissing), not an
-// error. Redis keeps no version of a value: the revision is the content
+// Read reads the key. A key that does not exist is a missing document
+// (the rules are cleared, or kept with datasource.WithKeepOnMissing), not
+// an error. Redis keeps no version of a value: the revision is the content
 // revision (datasource.ContentRevision of the bytes).
+//
+// A read is bounded by the size limit of its context (datasource.ReadLimit,
+// which the Readable and the Writable set from datasource.WithMaxSize): it
+// is one transaction, MULTI EXISTS key, STRLEN key, GETRANGE key 0
+// limit-1, EXEC, so the size and the bytes are read at the same moment,
+// and a document over the limit is refused (an error wrapping
+// datasource.ErrTooLarge that names the key and the size) after receiving
+// at most limit bytes of it. (ACL users that read need EXISTS, STRLEN,
+// GETRANGE, MULTI and EXEC, all in +@read and +@transaction; GET without
+// a limit.) Write's compare-and-set still GETs the current value whole.
+//
+// go-redis lets a context interrupt only the wait for a connection, not a
+// command waiting for its answer (that lasts until the client's
+// ReadTimeout; only a deadline, and only with ContextTimeoutEnabled,
+// reaches the socket). So Read and Write run their command on a goroutine
+// and return as soon as their context ends; Close waits for such commands
+// up to WithCloseWait (DefaultCloseWait), so a frozen server never holds a
+// Readable's Close.
+//
+// # Naming
+//
+// The Source's String (the Readable's default name, in errors, logs and
+// the last-good cache file name) is "redis://<addresses>/<db>/<key>", for
+// example "redis://10.0.0.1:6379/0/bulwark:order-service:prod:flow". The
+// addresses and the database come from the client: Options().Addr and DB
+// of a *redis.Client, the Addrs of a *redis.ClusterClient (database 0) or
+// a *redis.Ring (sorted). A failover (Sentinel) client, or another
+// UniversalClient, tells no address: name its servers with [WithServers],
+// or the name has none ("redis:///0/key"). No credentials are in it.
 //
 // # Watching, and why no update is missed
 //

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +21,10 @@ import (
 // silent before it sends a PING, and how long it then waits for the answer
 // before it declares the subscription broken.
 const DefaultHealthCheckInterval = 5 * time.Second
+
+// DefaultCloseWait bounds how long Close waits for commands still in
+// flight (WithCloseWait).
+const DefaultCloseWait = 5 * time.Second
 
 // Option configures a Source.
 type Option func(*Source)
@@ -35,19 +43,44 @@ func WithHealthCheckInterval(d time.Duration) Option {
 	}
 }
 
+// WithCloseWait bounds how long Close waits for the commands of Reads and
+// Writes that returned early because their context ended (default
+// DefaultCloseWait); such a command ends when the server answers or the
+// client's ReadTimeout passes. Zero or less waits without bound.
+func WithCloseWait(d time.Duration) Option { return func(s *Source) { s.closeWait = d } }
+
+// WithServers sets the server addresses that the Source's name (String)
+// shows, for a client that does not tell them: a failover (Sentinel)
+// client reports no address (pass the master name and the sentinels, for
+// example "mymaster@10.0.0.1:26379"), nor does a UniversalClient that is
+// not a *redis.Client, *redis.ClusterClient or *redis.Ring. It changes
+// nothing else. The list is sorted.
+func WithServers(addrs ...string) Option {
+	return func(s *Source) {
+		a := slices.Clone(addrs)
+		slices.Sort(a)
+		s.servers = strings.Join(slices.Compact(a), ",")
+	}
+}
+
 // Source is a rule document in a Redis string key, with change
 // notifications on a Pub/Sub channel: a datasource.Source, a
 // datasource.Watcher and a datasource.Sink. Its revision is the content
 // revision (datasource.ContentRevision). It is safe for concurrent use.
 type Source struct {
-	client  goredis.UniversalClient
-	key     string
-	channel string
-	health  time.Duration
+	client    goredis.UniversalClient
+	key       string
+	channel   string
+	health    time.Duration
+	closeWait time.Duration
+	servers   string // WithServers, else the client's addresses
+	db        int
 
 	closeOnce sync.Once
 	ctx       context.Context // cancelled by Close
 	cancel    context.CancelFunc
+	mu        sync.Mutex // orders calls.Add after Close
+	calls     sync.WaitGroup
 }
 
 var (
@@ -64,13 +97,15 @@ var (
 func New(client goredis.UniversalClient, key, channel string, opts ...Option) *Source {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Source{
-		client:  client,
-		key:     key,
-		channel: channel,
-		health:  DefaultHealthCheckInterval,
-		ctx:     ctx,
-		cancel:  cancel,
+		client:    client,
+		key:       key,
+		channel:   channel,
+		health:    DefaultHealthCheckInterval,
+		closeWait: DefaultCloseWait,
+		ctx:       ctx,
+		cancel:    cancel,
 	}
+	s.servers, s.db = describe(client)
 	for _, opt := range opts {
 		if opt != nil {
 			opt(s)
@@ -79,8 +114,37 @@ func New(client goredis.UniversalClient, key, channel string, opts ...Option) *S
 	return s
 }
 
-// String returns "redis:" and the key.
-func (s *Source) String() string { return "redis:" + s.key }
+// describe returns the addresses (sorted, comma-separated) and the
+// database number of the servers client talks to, as far as it tells.
+func describe(client goredis.UniversalClient) (addrs string, db int) {
+	join := func(a []string) string {
+		a = slices.Clone(a)
+		slices.Sort(a)
+		return strings.Join(slices.Compact(a), ",")
+	}
+	switch c := client.(type) {
+	case *goredis.Client:
+		o := c.Options()
+		if o.Addr == "FailoverClient" { // a Sentinel client: no address to tell
+			return "", o.DB
+		}
+		return o.Addr, o.DB
+	case *goredis.ClusterClient:
+		return join(c.Options().Addrs), 0
+	case *goredis.Ring:
+		o := c.Options()
+		return join(slices.Collect(maps.Values(o.Addrs))), o.DB
+	}
+	return "", 0
+}
+
+// String names the document: "redis://", the server addresses (the
+// client's, or WithServers), "/", the database number, "/" and the key, as
+// in "redis://10.0.0.1:6379/0/bulwark:flow". It holds no credentials. The
+// Readable names its last-good cache after it.
+func (s *Source) String() string {
+	return "redis://" + s.servers + "/" + strconv.Itoa(s.db) + "/" + s.key
+}
 
 // Key returns the key that holds the document.
 func (s *Source) Key() string { return s.key }
@@ -89,28 +153,112 @@ func (s *Source) Key() string { return s.key }
 func (s *Source) Channel() string { return s.channel }
 
 // Close marks the Source closed: later calls return datasource.ErrClosed,
-// and a running Watch returns. It does not close the client. It is
-// idempotent.
+// and a running Watch returns. It waits, up to WithCloseWait, for the
+// commands of Reads and Writes that returned early. It does not close the
+// client. It is idempotent.
 func (s *Source) Close() error {
+	s.mu.Lock()
 	s.closeOnce.Do(s.cancel)
-	return nil
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.calls.Wait(); close(done) }()
+	if s.closeWait <= 0 {
+		<-done
+		return nil
+	}
+	t := time.NewTimer(s.closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("redis: close %q: commands still waiting for the server after %v", s.key, s.closeWait)
+	}
+}
+
+// call runs f, one exchange with the server, so that the caller returns
+// when ctx ends: go-redis lets a context's cancellation (and, unless the
+// client has ContextTimeoutEnabled, its deadline) interrupt only the wait
+// for a connection, not a command waiting for its answer, which then
+// lasts until the client's ReadTimeout. f's goroutine is counted, and
+// Close waits for it.
+func (s *Source) call(ctx context.Context, f func() error) error {
+	s.mu.Lock()
+	if s.isClosed() {
+		s.mu.Unlock()
+		return datasource.ErrClosed
+	}
+	s.calls.Add(1)
+	s.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		defer s.calls.Done()
+		done <- f()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 func (s *Source) isClosed() bool { return s.ctx.Err() != nil }
 
-// Read GETs the key. A key that does not exist is a missing document; a
+// Read reads the key. A key that does not exist is a missing document; a
 // key that holds another type than a string is an error.
+//
+// With a size limit in ctx (datasource.ReadLimit, which the Readable and
+// the Writable set) Read is one transaction, MULTI EXISTS key, STRLEN key,
+// GETRANGE key 0 limit-1, EXEC: the size and the bytes come from the same
+// moment, and a document over the limit is refused (an error wrapping
+// datasource.ErrTooLarge that names the key) having received no more than
+// limit bytes of it. Without a limit it is GET key.
 func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
-	if s.isClosed() {
-		return datasource.Snapshot{}, datasource.ErrClosed
-	}
-	data, err := s.client.Get(ctx, s.key).Bytes()
-	if errors.Is(err, goredis.Nil) {
-		return datasource.Snapshot{Missing: true}, nil
-	}
+	var snap datasource.Snapshot
+	err := s.call(ctx, func() (err error) {
+		snap, err = s.read(ctx)
+		return err
+	})
 	if err != nil {
+		if errors.Is(err, datasource.ErrClosed) {
+			return datasource.Snapshot{}, err
+		}
 		return datasource.Snapshot{}, fmt.Errorf("redis: get %q: %w", s.key, err)
 	}
+	return snap, nil
+}
+
+func (s *Source) read(ctx context.Context) (datasource.Snapshot, error) {
+	limit := datasource.ReadLimit(ctx)
+	if limit <= 0 {
+		data, err := s.client.Get(ctx, s.key).Bytes()
+		if errors.Is(err, goredis.Nil) {
+			return datasource.Snapshot{Missing: true}, nil
+		}
+		if err != nil {
+			return datasource.Snapshot{}, err
+		}
+		return datasource.Snapshot{Data: data, Revision: datasource.ContentRevision(data)}, nil
+	}
+	var exists, size *goredis.IntCmd
+	var head *goredis.StringCmd
+	_, err := s.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		exists = p.Exists(ctx, s.key)
+		size = p.StrLen(ctx, s.key)
+		head = p.GetRange(ctx, s.key, 0, limit-1)
+		return nil
+	})
+	if err != nil {
+		return datasource.Snapshot{}, err
+	}
+	if exists.Val() == 0 {
+		return datasource.Snapshot{Missing: true}, nil
+	}
+	if err := datasource.CheckSize(ctx, size.Val()); err != nil {
+		return datasource.Snapshot{}, err
+	}
+	data := []byte(head.Val())
 	return datasource.Snapshot{Data: data, Revision: datasource.ContentRevision(data)}, nil
 }
 
@@ -125,20 +273,26 @@ func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 // The whole document is published, as Java Sentinel's Redis datasource
 // expects, so Java services subscribed to the same channel apply it too;
 // bulwark's own Watch only takes the message as a hint and GETs the key.
+//
+// Like Read, Write returns when ctx ends; the transaction it leaves behind
+// may still complete.
 func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) (datasource.Snapshot, error) {
-	if s.isClosed() {
-		return datasource.Snapshot{}, datasource.ErrClosed
-	}
 	var txErr error // the error of the transaction function, already explained
-	err := s.client.Watch(ctx, func(tx *goredis.Tx) error {
-		txErr = s.compareAndSet(ctx, tx, data, expectRevision)
-		return txErr
-	}, s.key)
+	err := s.call(ctx, func() error {
+		return s.client.Watch(ctx, func(tx *goredis.Tx) error {
+			txErr = s.compareAndSet(ctx, tx, data, expectRevision)
+			return txErr
+		}, s.key)
+	})
 	switch {
 	case err == nil:
 		return datasource.Snapshot{Data: append([]byte(nil), data...), Revision: datasource.ContentRevision(data)}, nil
+	case errors.Is(err, datasource.ErrClosed):
+		return datasource.Snapshot{}, err
 	case errors.Is(err, goredis.TxFailedErr):
 		return datasource.Snapshot{}, fmt.Errorf("redis: key %q changed during the write: %w: %w", s.key, datasource.ErrConflict, err)
+	case ctx.Err() != nil:
+		return datasource.Snapshot{}, fmt.Errorf("redis: write %q: %w", s.key, err)
 	case txErr != nil && err == txErr:
 		return datasource.Snapshot{}, err
 	default:
@@ -263,10 +417,14 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 			// Subscribed: from now on every change is announced. Anything
 			// that changed before is in the key.
 			snap, err := s.Read(ctx)
-			if err != nil {
+			switch {
+			case errors.Is(err, datasource.ErrTooLarge):
+				// ctx carries no limit of the Readable's: let its own
+				// read decide.
+				changed(datasource.Snapshot{})
+			case err != nil:
 				return fail(err)
-			}
-			if snap.Missing != from.Missing || snap.Revision != from.Revision {
+			case snap.Missing != from.Missing || snap.Revision != from.Revision:
 				changed(snap)
 			}
 		case *goredis.Message:

@@ -192,14 +192,16 @@ func TestACLUser(t *testing.T) {
 
 	// Written back through the Sink.
 	w := datasource.NewWritable(src, converter.FlowRules(), datasource.WaitApplied(f.ds, 10*time.Second))
-	require.NoError(t, w.Write(ctx, []flow.Rule{{Resource: "a", Count: 3}}))
+	_, rev, err := w.Read(ctx)
+	require.NoError(t, err)
+	require.NoError(t, w.Write(ctx, []flow.Rule{{Resource: "a", Count: 3}}, rev))
 	assert.Equal(t, 3.0, f.count())
 
 	// A wrong password: nothing can be read, Start says why.
 	wrong := redis.New(newClient(t, srv, &goredis.Options{Username: "alice", Password: "nope"}), key, channel)
 	ds := datasource.NewReadable(wrong, converter.FlowRules())
 	t.Cleanup(func() { _ = ds.Close() })
-	err := ds.Start(ctx)
+	err = ds.Start(ctx)
 	require.Error(t, err)
 	assert.Contains(t, strings.ToUpper(err.Error()), "WRONGPASS")
 
@@ -228,7 +230,9 @@ func TestTLS(t *testing.T) {
 	f.waitCount(t, 2, 10*time.Second)
 
 	w := datasource.NewWritable(src, converter.FlowRules(), datasource.WaitApplied(f.ds, 10*time.Second))
-	require.NoError(t, w.Write(ctx, []flow.Rule{{Resource: "a", Count: 3}}))
+	_, rev, err := w.Read(ctx)
+	require.NoError(t, err)
+	require.NoError(t, w.Write(ctx, []flow.Rule{{Resource: "a", Count: 3}}, rev))
 	assert.Equal(t, 3.0, f.count())
 
 	// Without TLS the server refuses the client: an error, no rules.
@@ -397,13 +401,13 @@ func TestTwoWritersCAS(t *testing.T) {
 
 	w1 := datasource.NewWritable(redis.New(newClient(t, srv, nil), key, channel), converter.FlowRules())
 	w2 := datasource.NewWritable(redis.New(newClient(t, srv, nil), key, channel), converter.FlowRules())
-	_, err := w1.Read(ctx)
+	_, rev1, err := w1.Read(ctx)
 	require.NoError(t, err)
-	_, err = w2.Read(ctx)
+	_, rev2, err := w2.Read(ctx)
 	require.NoError(t, err)
 
-	require.NoError(t, w1.Write(ctx, []flow.Rule{{Resource: "one", Count: 1}}))
-	err = w2.Write(ctx, []flow.Rule{{Resource: "two", Count: 2}})
+	require.NoError(t, w1.Write(ctx, []flow.Rule{{Resource: "one", Count: 1}}, rev1))
+	err = w2.Write(ctx, []flow.Rule{{Resource: "two", Count: 2}}, rev2)
 	require.ErrorIs(t, err, datasource.ErrConflict, "the second writer must not overwrite what it has not seen")
 	assert.Contains(t, err.Error(), "redis: ")
 
