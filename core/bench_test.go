@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/time/rate"
@@ -23,11 +24,24 @@ func BenchmarkRateAllow(b *testing.B) {
 
 func BenchmarkRateAllowParallel(b *testing.B) {
 	l := rate.NewLimiter(rate.Inf, 1)
-	b.RunParallel(func(pb *testing.PB) {
+	parallel(b, func(pb *testing.PB) {
 		for pb.Next() {
 			l.Allow()
 		}
 	})
+}
+
+// parallel runs body under b.RunParallel and also reports the CPU time the
+// process spent per operation (cpu-ns/op, all threads): on a machine shared
+// with other work, wall time per operation depends on how much of the cores
+// the benchmark got, while CPU time per operation grows only with the cost
+// of an operation, cache lines bouncing between cores included.
+func parallel(b *testing.B, body func(pb *testing.PB)) {
+	start := cpuTime()
+	b.RunParallel(body)
+	if used := cpuTime() - start; used > 0 {
+		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
 }
 
 func enterExit(b *testing.B, e *core.Engine, resource string) {
@@ -60,7 +74,7 @@ func BenchmarkEnterExitPassQPS(b *testing.B) { enterExit(b, passingEngine(b), "r
 func BenchmarkEnterExitPassQPSParallel(b *testing.B) {
 	e := passingEngine(b)
 	ctx := context.Background()
-	b.RunParallel(func(pb *testing.PB) {
+	parallel(b, func(pb *testing.PB) {
 		for pb.Next() {
 			en, err := e.Enter(ctx, "r")
 			if err != nil {
@@ -70,6 +84,52 @@ func BenchmarkEnterExitPassQPSParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEnterExitPassQPSParallelInbound: one hot resource shared by
+// every core, entered as inbound traffic (the engine-wide inbound node is
+// written too; no system rules).
+func BenchmarkEnterExitPassQPSParallelInbound(b *testing.B) {
+	e := passingEngine(b)
+	ctx := context.Background()
+	parallel(b, func(pb *testing.PB) {
+		for pb.Next() {
+			en, err := e.Enter(ctx, "r", core.Inbound())
+			if err != nil {
+				b.Fatal(err)
+			}
+			en.Exit()
+		}
+	})
+}
+
+// perGoroutine runs RunParallel with one resource (and one passing QPS
+// rule) per goroutine, so only the inbound node, when asked for, is shared.
+func perGoroutine(b *testing.B, opts ...core.EntryOption) {
+	const n = 64
+	e := core.NewEngine()
+	if err := e.Flow().Load(rules(n, 1e12)); err != nil {
+		b.Fatal(err)
+	}
+	var next atomic.Int64
+	ctx := context.Background()
+	parallel(b, func(pb *testing.PB) {
+		name := fmt.Sprintf("res-%d", next.Add(1)%n)
+		for pb.Next() {
+			en, err := e.Enter(ctx, name, opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			en.Exit()
+		}
+	})
+}
+
+// BenchmarkEnterExitPerGoroutineParallel: each goroutine its own resource.
+func BenchmarkEnterExitPerGoroutineParallel(b *testing.B) { perGoroutine(b) }
+
+// BenchmarkEnterExitPerGoroutineParallelInbound: the same, entered as
+// inbound traffic.
+func BenchmarkEnterExitPerGoroutineParallelInbound(b *testing.B) { perGoroutine(b, core.Inbound()) }
 
 // BenchmarkEnterBlocked: the blocked path of a QPS rule of 0.
 func BenchmarkEnterBlocked(b *testing.B) {

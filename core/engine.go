@@ -100,7 +100,7 @@ func NewEngine(opts ...Option) *Engine {
 	cfg := config{
 		maxRT:        4900 * time.Millisecond,
 		maxResources: 10_000,
-		stripes:      2 * runtime.GOMAXPROCS(0),
+		stripes:      runtime.GOMAXPROCS(0),
 	}
 	for _, o := range opts {
 		o(&cfg)

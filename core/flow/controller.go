@@ -90,13 +90,11 @@ type rejectController struct {
 
 func (c *rejectController) Check(n *stat.Node, now int64, acquire int64, prioritized bool) Decision {
 	ms := now / nsPerMs
-	var cur int64
 	if c.grade == GradeThread {
-		cur = n.Concurrency()
-	} else {
-		cur = int64(n.PassQPS(ms))
-	}
-	if float64(cur+acquire) <= c.count {
+		if float64(n.Concurrency()+acquire) <= c.count {
+			return Decision{}
+		}
+	} else if n.PassFits(ms, acquire, c.count) {
 		return Decision{}
 	}
 	if prioritized && c.grade == GradeQPS {
@@ -211,9 +209,8 @@ func (c *warmUpController) Check(n *stat.Node, now int64, acquire int64, _ bool)
 	if c.tokens.count <= 0 {
 		return Decision{Blocked: true}
 	}
-	pass := int64(n.PassQPS(ms))
 	c.tokens.sync(ms, int64(n.PreviousPassQPS(ms)))
-	if float64(pass+acquire) <= c.tokens.rate() {
+	if n.PassFits(ms, acquire, c.tokens.rate()) {
 		return Decision{}
 	}
 	return Decision{Blocked: true}

@@ -1,8 +1,10 @@
 package stat
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Default window shapes, as Sentinel's.
@@ -23,6 +25,13 @@ const (
 // cache lines (see [Window]), so it costs no memory of its own and no
 // shared counter.
 type Node struct {
+	nodeFields
+	// Every entry reads the fields: a line of their own, so that no write
+	// to a neighbouring object makes other cores miss them.
+	_ [cacheLine - unsafe.Sizeof(nodeFields{})%cacheLine]byte
+}
+
+type nodeFields struct {
 	second     *Window
 	minute     atomic.Pointer[Window]
 	minuteOnce sync.Once
@@ -37,7 +46,7 @@ type Node struct {
 func NewNode(stripes int) *Node {
 	w := NewWindow(SecondSampleCount, SecondIntervalMs, stripes)
 	w.EnableBorrow()
-	return &Node{second: w}
+	return &Node{nodeFields: nodeFields{second: w}}
 }
 
 // Second returns the node's second window.
@@ -97,6 +106,26 @@ func (n *Node) Concurrency() int64 { return n.second.gauge() }
 
 func (n *Node) perSecond(now int64, e Event) float64 {
 	return float64(n.second.Sum(now, e)) * 1000 / float64(n.second.intervalMs)
+}
+
+// PassFits reports whether acquire more passes keep the passes of the
+// second window ending at now within perSecond per second (Sentinel's
+// passQps + acquire <= count), without reading other cores' counters while
+// the window is far from full. See [Window.PassFits] for how exact it is.
+func (n *Node) PassFits(now, acquire int64, perSecond float64) bool {
+	return n.second.PassFits(now, acquire, countLimit(perSecond*float64(n.second.intervalMs)/1000))
+}
+
+// countLimit returns the largest whole count within f: a count c is within
+// f when float64(c) <= f.
+func countLimit(f float64) int64 {
+	switch {
+	case f >= 1<<60 || math.IsInf(f, 1):
+		return 1 << 60
+	case f < 0 || math.IsNaN(f):
+		return -1
+	}
+	return int64(math.Floor(f))
 }
 
 // PassQPS returns admitted entries per second over the second window.

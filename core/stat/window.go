@@ -52,24 +52,72 @@ const (
 // a gauge shard, exactly one 64-byte cache line.
 type line [8]atomic.Int64
 
+// cacheLine is the size of a cache line, lineInts how many int64s fill one.
+const (
+	cacheLine = 64
+	lineInts  = cacheLine / 8
+)
+
 // Window is a ring of time buckets covering a sliding interval. The zero
 // value is not usable: create one with [NewWindow]. All methods are safe for
 // concurrent use and never block one another beyond the few instructions a
 // writer spends resetting a stale bucket.
 //
-// Each bucket is split into stripes, one cache line each; a writer adds to
-// a stripe picked at random and a reader sums them. With one stripe per
-// core or more, writers on different cores seldom touch the same line, so
-// Enter/Exit on one hot resource scales across cores instead of bouncing a
-// counter between them. The bucket starts live together in one slice that
-// writers only read, except once per bucket length.
+// # Stripes
+//
+// Each bucket is split into stripes, one cache line each. A writer adds to
+// the stripe of the processor (the scheduler's P) its goroutine runs on, so
+// with one stripe per P, writers on different cores never write the same
+// line and a hot resource does not bounce a counter between them. Readers
+// sum the stripes. The bucket starts live together in a line that writers
+// only read, except once per bucket length.
+//
+// # Passes of a striped window
+//
+// A window of more than one stripe keeps its passes apart from the other
+// counters, so that checking a limit ([Window.PassFits]) reads only lines
+// that passes write: entries that are blocked or complete write elsewhere.
+// Each stripe counts its passes and publishes them to a per-bucket total in
+// steps of at least a quantum (16 × stripes): the published total is read
+// by every check and written once per quantum passes of a stripe. A check
+// then knows, from its own stripe and the published total alone, an upper
+// bound of the bucket's passes: published + its own unpublished passes +
+// (stripes−1) × (quantum−1) for what the other stripes have not published
+// yet. While that bound is within the limit the check passes without
+// reading another core's line; near the limit it sums the stripes. When a
+// bucket begins, the buckets before it are published in full, so the
+// previous buckets of the interval are read as one published total each.
+//
+// The answer of PassFits is therefore exact for passes that were recorded
+// before the check began; what it cannot see is passes whose entries are
+// between their check and their record at that moment, exactly as with
+// Sentinel's check-then-add (see [Window.PassFits]).
 type Window struct {
+	windowFields
+	// Every write reads the fields: whole lines of their own, so that no
+	// write to a neighbouring object makes other cores miss them.
+	_ [cacheLine - unsafe.Sizeof(windowFields{})%cacheLine]byte
+}
+
+type windowFields struct {
 	intervalMs int64
 	bucketMs   int64
 	starts     []atomic.Int64 // per bucket: its window start, ms
 	lines      []line         // bucket i, stripe s at i*stripes+s
 	stripes    int
 	mask       int64 // len(starts)-1 when that is a power of two, else -1
+
+	// A striped window's passes (nil with one stripe, where passes are the
+	// Pass slot of lines): stripe s keeps, for bucket i, its pass count at
+	// s*passStride+2i and how much of it is published at s*passStride+2i+1.
+	passes     []atomic.Int64
+	passStride int
+	// published holds, per bucket, passes the stripes published: never
+	// less than the sum of their published counts.
+	published []atomic.Int64
+	quantum   int64 // a stripe publishes once this many passes are unpublished
+	slack     int64 // (stripes-1)*(quantum-1): unpublished passes of the others
+
 	// borrowed holds counts that prioritized entries reserved in a future
 	// bucket (see [Window.Borrow]); a bucket starts from them when reset.
 	borrowed []borrow
@@ -91,14 +139,15 @@ func NewWindow(sampleCount int, intervalMs int64, stripes int) *Window {
 	for s < stripes {
 		s <<= 1
 	}
-	w := &Window{
+	w := &Window{windowFields: windowFields{
 		intervalMs: intervalMs,
 		bucketMs:   intervalMs / int64(sampleCount),
-		starts:     make([]atomic.Int64, sampleCount),
-		lines:      make([]line, sampleCount*s),
-		stripes:    s,
-		mask:       -1,
-	}
+		// a line of their own: writers read them on every write
+		starts:  make([]atomic.Int64, roundLine(sampleCount))[:sampleCount],
+		lines:   make([]line, sampleCount*s),
+		stripes: s,
+		mask:    -1,
+	}}
 	if sampleCount&(sampleCount-1) == 0 {
 		w.mask = int64(sampleCount - 1)
 	}
@@ -108,8 +157,18 @@ func NewWindow(sampleCount int, intervalMs int64, stripes int) *Window {
 	for i := range w.lines {
 		w.lines[i][slotMinRT].Store(math.MaxInt64)
 	}
+	if s > 1 {
+		w.passStride = roundLine(2 * sampleCount)
+		w.passes = make([]atomic.Int64, s*w.passStride)
+		w.published = make([]atomic.Int64, roundLine(sampleCount))
+		w.quantum = 16 * int64(s)
+		w.slack = int64(s-1) * (w.quantum - 1)
+	}
 	return w
 }
+
+// roundLine rounds n int64s up to whole cache lines.
+func roundLine(n int) int { return (n + lineInts - 1) / lineInts * lineInts }
 
 // IntervalMs returns the length of the window in milliseconds.
 func (w *Window) IntervalMs() int64 { return w.intervalMs }
@@ -117,9 +176,9 @@ func (w *Window) IntervalMs() int64 { return w.intervalMs }
 // BucketMs returns the length of one bucket in milliseconds.
 func (w *Window) BucketMs() int64 { return w.bucketMs }
 
-// current returns a stripe of the bucket for time now, resetting the bucket
-// when it is left over from an older round of the ring.
-func (w *Window) current(now int64) *line {
+// bucket returns the ring slot of the bucket for time now, resetting the
+// bucket when it is left over from an older round of the ring.
+func (w *Window) bucket(now int64) int {
 	q := now / w.bucketMs // one division: start and slot both come from it
 	start := q * w.bucketMs
 	i := w.slot(q)
@@ -128,29 +187,57 @@ func (w *Window) current(now int64) *line {
 		s := st.Load()
 		switch {
 		case s == start:
-			return w.stripe(i)
+			return i
 		case s == resettingStart:
 			runtime.Gosched()
 		case s < start:
 			if !st.CompareAndSwap(s, resettingStart) {
 				continue
 			}
-			for k := i * w.stripes; k < (i+1)*w.stripes; k++ {
-				l := &w.lines[k]
-				for e := range numEvents {
-					l[e].Store(0)
-				}
-				l[slotMinRT].Store(math.MaxInt64)
-			}
-			w.lines[i*w.stripes][Pass].Store(w.takeBorrowed(start))
+			w.reset(i, start)
 			st.Store(start)
-			return w.stripe(i)
+			return i
 		default:
 			// The bucket already belongs to a newer round: this writer read
 			// the clock before another one moved on. Count it there.
-			return w.stripe(i)
+			return i
 		}
 	}
+}
+
+// reset zeroes bucket i for a new round starting at start. In a striped
+// window it first publishes the other buckets in full, so that checks read
+// them as one number.
+func (w *Window) reset(i int, start int64) {
+	for k := i * w.stripes; k < (i+1)*w.stripes; k++ {
+		l := &w.lines[k]
+		for e := range numEvents {
+			l[e].Store(0)
+		}
+		l[slotMinRT].Store(math.MaxInt64)
+	}
+	b := w.takeBorrowed(start)
+	if w.passes == nil {
+		w.lines[i*w.stripes][Pass].Store(b)
+		return
+	}
+	for j := range w.starts {
+		if j != i && w.valid(w.starts[j].Load(), start) {
+			for s := range w.stripes {
+				k := s*w.passStride + 2*j
+				w.publish(j, &w.passes[k], &w.passes[k+1], w.passes[k].Load(), 1)
+			}
+		}
+	}
+	for s := range w.stripes {
+		k := s*w.passStride + 2*i
+		w.passes[k].Store(0)
+		w.passes[k+1].Store(0)
+	}
+	// The borrowed passes are stripe 0's, published at once.
+	w.passes[2*i].Store(b)
+	w.passes[2*i+1].Store(b)
+	w.published[i].Store(b)
 }
 
 // index returns the ring slot of time t (ms), also for times before zero
@@ -172,36 +259,67 @@ func (w *Window) slot(q int64) int {
 	return int((q%n + n) % n)
 }
 
-func (w *Window) stripe(i int) *line {
-	if w.stripes == 1 {
-		return &w.lines[i]
+// addPass adds n passes to stripe s of bucket i.
+func (w *Window) addPass(i, s int, n int64) {
+	if w.passes == nil {
+		w.lines[i*w.stripes+s][Pass].Add(n)
+		return
 	}
-	return &w.lines[i*w.stripes+goroutineStripe(w.stripes)]
+	k := s*w.passStride + 2*i
+	c := &w.passes[k]
+	w.publish(i, c, &w.passes[k+1], c.Add(n), w.quantum)
 }
 
-// goroutineStripe picks a stripe from the address of the calling
-// goroutine's stack: the same goroutine keeps writing the same cache lines,
-// and goroutines running at once on different cores (different stacks,
-// at least 8 KiB apart) mostly write different ones. A random stripe per
-// write would make every core pull lines the others just dirtied.
-func goroutineStripe(stripes int) int {
-	var probe byte
-	a := uint64(uintptr(unsafe.Pointer(&probe))) >> 13
-	a *= 0x9E3779B97F4A7C15 // spread neighbouring stacks over the stripes
-	return int(a>>59) & (stripes - 1)
+// publish adds a stripe's unpublished passes of bucket i (count c, of
+// which p are published; v is a reading of c) to the bucket's published
+// total, when at least quantum of them are unpublished. The total grows
+// before p does and shrinks back when another writer published first, so
+// it is never less than the sum of the published counts.
+func (w *Window) publish(i int, c, p *atomic.Int64, v, quantum int64) {
+	for {
+		old := p.Load()
+		d := v - old
+		if d < quantum {
+			return
+		}
+		f := &w.published[i]
+		f.Add(d)
+		if p.CompareAndSwap(old, v) {
+			return
+		}
+		f.Add(-d)
+		v = c.Load()
+	}
 }
+
+// stripe returns the caller's stripe.
+func (w *Window) stripe() int { return procStripe(w.stripes) }
+
+// line returns the caller's stripe of bucket i.
+func (w *Window) line(i int) *line { return &w.lines[i*w.stripes+w.stripe()] }
 
 // Add adds n to event e in the bucket of time now (ms).
 func (w *Window) Add(now int64, e Event, n int64) {
-	w.current(now)[e].Add(n)
+	i := w.bucket(now)
+	if e == Pass {
+		w.addPass(i, w.stripe(), n)
+		return
+	}
+	w.line(i)[e].Add(n)
 }
 
 // addGauge adds n to event e (when n != 0) and d to the gauge, in one
 // stripe of the bucket of time now.
 func (w *Window) addGauge(now int64, e Event, n int64, d int64) {
-	l := w.current(now)
+	i := w.bucket(now)
+	s := w.stripe()
+	l := &w.lines[i*w.stripes+s]
 	if n != 0 {
-		l[e].Add(n)
+		if e == Pass {
+			w.addPass(i, s, n)
+		} else {
+			l[e].Add(n)
+		}
 	}
 	l[slotGauge].Add(d)
 }
@@ -209,7 +327,7 @@ func (w *Window) addGauge(now int64, e Event, n int64, d int64) {
 // complete records count completed entries that took rt ms, whether they
 // failed, and lowers the gauge by d.
 func (w *Window) complete(now int64, count, rt int64, failed bool, d int64) {
-	l := w.current(now)
+	l := w.line(w.bucket(now))
 	l[Success].Add(count)
 	l[RT].Add(rt)
 	if failed {
@@ -249,7 +367,7 @@ func (w *Window) bucketLines(i int) []line {
 // Sum returns the total of event e over the buckets within the interval
 // ending at now.
 func (w *Window) Sum(now int64, e Event) int64 {
-	w.current(now)
+	w.bucket(now)
 	var n int64
 	for i := range w.starts {
 		if w.valid(w.starts[i].Load(), now) {
@@ -259,10 +377,53 @@ func (w *Window) Sum(now int64, e Event) int64 {
 	return n
 }
 
+// PassFits reports whether acquire more passes keep the passes within the
+// interval ending at now at most limit, that is whether
+// Sum(now, Pass)+acquire <= limit. It is how limits are checked.
+//
+// The answer is exact for the passes recorded before the call began.
+// Passes recorded while it runs may be missed, so entries that check and
+// then record, concurrently, can together exceed limit by at most what was
+// being recorded, or checked and not yet recorded, during one another's
+// checks: one entry per goroutine doing so. Sentinel's check, which sums
+// the window and then adds, has the same bound. A striped window answers
+// from its published totals and the caller's stripe while they show room
+// (see [Window]), and sums the stripes only near limit; either way it
+// never admits what the exact sum of the recorded passes would refuse.
+func (w *Window) PassFits(now, acquire, limit int64) bool {
+	i := w.bucket(now)
+	rest := limit - acquire
+	for j := range w.starts {
+		if j != i && w.valid(w.starts[j].Load(), now) {
+			if w.passes != nil {
+				rest -= w.published[j].Load() // published in full when bucket i began
+			} else {
+				rest -= w.bucketSum(j, Pass)
+			}
+		}
+	}
+	if rest < 0 {
+		return false
+	}
+	if w.passes != nil {
+		// Read the published count first and the count last: both only
+		// grow, so own is at least this stripe's unpublished passes at the
+		// moment the total is read.
+		k := w.stripe()*w.passStride + 2*i
+		p := w.passes[k+1].Load()
+		f := w.published[i].Load()
+		own := w.passes[k].Load() - p
+		if f+own+w.slack <= rest {
+			return true
+		}
+	}
+	return w.bucketSum(i, Pass) <= rest
+}
+
 // MinRT returns the smallest response time recorded within the interval
 // ending at now, or def when nothing completed.
 func (w *Window) MinRT(now int64, def int64) int64 {
-	w.current(now)
+	w.bucket(now)
 	m := int64(math.MaxInt64)
 	for i := range w.starts {
 		if w.valid(w.starts[i].Load(), now) {
@@ -281,7 +442,7 @@ func (w *Window) MinRT(now int64, def int64) int64 {
 // MaxBucket returns the largest per-bucket total of event e within the
 // interval ending at now (used for the highest success rate seen).
 func (w *Window) MaxBucket(now int64, e Event) int64 {
-	w.current(now)
+	w.bucket(now)
 	var m int64
 	for i := range w.starts {
 		if w.valid(w.starts[i].Load(), now) {
@@ -293,6 +454,12 @@ func (w *Window) MaxBucket(now int64, e Event) int64 {
 
 func (w *Window) bucketSum(i int, e Event) int64 {
 	var n int64
+	if e == Pass && w.passes != nil {
+		for k := 2 * i; k < len(w.passes); k += w.passStride {
+			n += w.passes[k].Load()
+		}
+		return n
+	}
 	lines := w.bucketLines(i)
 	for k := range lines {
 		n += lines[k][e].Load()
