@@ -14,7 +14,10 @@
 //	etcdctl put /bulwark/order-service/prod/flow '[{"resource":"GET /orders","count":-1}]'  # rejected, rules stay
 //	etcdctl del /bulwark/order-service/prod/flow                                            # rules cleared
 //
-// It exits with an error when no etcd answers within -timeout.
+// It exits with an error when no etcd answers within -timeout. The etcd
+// client logs through the zap logger in its Config: a no-op logger here,
+// zap's development logger on stderr with -v (the datasource's slog logs
+// too).
 package main
 
 import (
@@ -23,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -45,6 +49,7 @@ type config struct {
 	key         string
 	timeout     time.Duration // to reach a server at start
 	statusEvery time.Duration // how often Status is checked for changes
+	verbose     bool          // log what the client and the datasource do, on stderr
 }
 
 func main() {
@@ -56,6 +61,7 @@ func main() {
 	flag.StringVar(&env, "env", "prod", "environment: the key is /bulwark/<service>/<env>/flow")
 	flag.StringVar(&c.key, "key", "", "rule key (default /bulwark/<service>/<env>/flow)")
 	flag.DurationVar(&c.timeout, "timeout", 3*time.Second, "give up when no etcd answers within this at start")
+	flag.BoolVar(&c.verbose, "v", false, "log what the etcd client (zap) and the datasource (slog) do, on stderr")
 	flag.Parse()
 	c.endpoints = strings.Split(endpoints, ",")
 	if c.key == "" {
@@ -72,12 +78,19 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer, c config) error {
+	// The client logs through zap (every retry while a server is down);
+	// bulwark through slog. Both are silent unless -v.
+	clientLog, log := zap.NewNop(), slog.New(slog.DiscardHandler)
+	if c.verbose {
+		clientLog = zap.Must(zap.NewDevelopment())
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	cfg := clientv3.Config{
 		Endpoints:            c.endpoints,
 		DialTimeout:          c.timeout,
 		DialKeepAliveTime:    10 * time.Second, // notice a dead connection
 		DialKeepAliveTimeout: 3 * time.Second,
-		Logger:               zap.NewNop(),
+		Logger:               clientLog,
 	}
 	if c.user != "" {
 		name, pw, ok := strings.Cut(c.user, ":")
@@ -105,17 +118,16 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	stopRules := follow.Rules(out, engine) // print every rule change
 	defer stopRules()
 
-	ds := datasource.NewReadable(etcd.New(cli, c.key), converter.FlowRules())
+	ds := datasource.NewReadable(etcd.New(cli, c.key), converter.FlowRules(), datasource.WithLogger(log))
 	engine.Flow().Register(ds.Property())
 	defer ds.Close()
 	fmt.Fprintf(out, "following key %s at %s (Ctrl-C to stop)\n", c.key, strings.Join(c.endpoints, ","))
 	if err := ds.Start(ctx); err != nil {
-		fmt.Fprintf(out, "no rules yet (retrying in the background): %v\n", err)
-	}
-	if ds.Status().Missing {
-		fmt.Fprintf(out, "key %s does not exist yet: no rules; set it with\n  etcdctl put %s '[{\"resource\":\"GET /orders\",\"count\":20}]'\n",
+		fmt.Fprintf(out, "warning: no rules in force (retrying in the background): %v\n", err)
+	} else if ds.Status().Missing {
+		fmt.Fprintf(out, "warning: key %s does not exist: no rules in force; set it with\n  etcdctl put %s '[{\"resource\":\"GET /orders\",\"count\":20}]'\n",
 			c.key, c.key)
 	}
 
-	return follow.Status(ctx, out, ds, c.statusEvery) // print every status change until ctx ends
+	return follow.Status(ctx, out, engine, ds, c.statusEvery) // print every status change until ctx ends
 }

@@ -54,27 +54,34 @@ func TestFollowsLiveChanges(t *testing.T) {
 	defer func() {
 		stop()
 		require.NoError(t, <-done)
+		t.Log(out.String())
 	}()
 	waitOut := func(want string) {
 		t.Helper()
 		require.Eventually(t, func() bool { return strings.Contains(out.String(), want) }, 10*time.Second, 5*time.Millisecond,
-			"output to contain %q; got:\n%s", want, out.String())
+			"output to contain %q (the output is logged below)", want)
 	}
-	waitOut("key " + key + " does not exist yet")
+	waitOut("warning: key " + key + " does not exist: no rules in force")
 	waitOut("status: document missing, watching")
 
 	_, err = cli.Put(ctx, key, `[{"resource":"GET /orders","count":20}]`)
 	require.NoError(t, err)
 	waitOut("+ GET /orders: 20 QPS")
 
+	_, err = cli.Put(ctx, key, `[{"resource":"GET /orders","count":5}]`)
+	require.NoError(t, err)
+	waitOut("~ GET /orders: count 20 → 5")
+
 	_, err = cli.Put(ctx, key, `[{"resource":"GET /orders","count":-5}]`)
 	require.NoError(t, err)
-	waitOut("error (1 failures): decode revision")
+	waitOut("error (1 failures): ")
+	waitOut("count: must be >= 0")
+	waitOut("document rejected: the 1 rules in force stay")
 
 	_, err = cli.Delete(ctx, key)
 	require.NoError(t, err)
-	waitOut("- GET /orders: 20 QPS")
-	t.Log(out.String())
+	waitOut("- GET /orders: 5 QPS")
+	waitOut("warning: the document was deleted: no rules in force")
 }
 
 func TestNoServerFailsFast(t *testing.T) {

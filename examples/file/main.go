@@ -37,7 +37,10 @@ func main() {
 	}
 }
 
-var errNoRule = errors.New("no rule for that resource")
+var (
+	errNoRule  = errors.New("no rule for that resource")
+	errMissing = errors.New("rules file does not exist")
+)
 
 func run(ctx context.Context, out io.Writer, path, resource string, count float64) error {
 	engine := core.NewEngine()
@@ -48,6 +51,9 @@ func run(ctx context.Context, out io.Writer, path, resource string, count float6
 		return err
 	}
 	defer reader.Close()
+	if reader.Status().Missing { // a mistyped path: say so instead of "no rule"
+		return fmt.Errorf("%w: %s", errMissing, path)
+	}
 	printRules(out, "before", engine.Flow().Rules())
 
 	// The writer waits until the reader has applied what it wrote.

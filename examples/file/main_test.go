@@ -48,3 +48,13 @@ func TestRunUnknownResourceChangesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, rulesDoc, string(data))
 }
+
+func TestRunMissingFileSaysSo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flow-rules.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err := run(ctx, &bytes.Buffer{}, path, "GET /orders", 1)
+	require.ErrorIs(t, err, errMissing)
+	assert.Contains(t, err.Error(), path)
+	assert.NoFileExists(t, path, "nothing created")
+}

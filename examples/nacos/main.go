@@ -9,6 +9,9 @@
 //	NACOS_ADDR=nacos:8848 NACOS_NAMESPACE=prod go run ./examples/nacos -data-id order-service-flow-rules
 //
 // It exits with an error when no Nacos server answers within -timeout.
+// nacos-sdk-go logs to files of its own, configured on the client
+// (constant.WithLogDir, WithLogLevel): here under -work-dir/log, errors
+// only, everything with -v (and the datasource's slog logs on stderr).
 package main
 
 import (
@@ -16,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -38,6 +42,7 @@ type config struct {
 	addr, namespace, group, dataID string
 	timeout, duration, every       time.Duration
 	workDir                        string
+	verbose                        bool
 }
 
 func main() {
@@ -50,6 +55,7 @@ func main() {
 	flag.DurationVar(&c.duration, "duration", 0, "stop after this long (0: run until interrupted)")
 	flag.DurationVar(&c.every, "status-every", time.Second, "check the datasource's Status this often (a line is printed when it changes)")
 	flag.StringVar(&c.workDir, "work-dir", filepath.Join(os.TempDir(), "bulwark-nacos-example"), "directory for the SDK's logs and cache")
+	flag.BoolVar(&c.verbose, "v", false, "the SDK logs at debug level (to -work-dir/log) and the datasource logs on stderr")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -74,6 +80,13 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	if err != nil {
 		return fmt.Errorf("bad port in %q: %w", c.addr, err)
 	}
+	// The SDK writes its logs to files in WithLogDir at WithLogLevel;
+	// bulwark logs through slog. Quiet unless -v.
+	sdkLevel, log := "error", slog.New(slog.DiscardHandler)
+	if c.verbose {
+		sdkLevel = "debug"
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	cli, err := clients.NewConfigClient(vo.NacosClientParam{
 		ClientConfig: constant.NewClientConfig(
 			constant.WithNamespaceId(c.namespace),
@@ -82,7 +95,7 @@ func run(ctx context.Context, out io.Writer, c config) error {
 			constant.WithDisableUseSnapShot(true),
 			constant.WithCacheDir(filepath.Join(c.workDir, "cache")),
 			constant.WithLogDir(filepath.Join(c.workDir, "log")),
-			constant.WithLogLevel("error"),
+			constant.WithLogLevel(sdkLevel),
 		),
 		ServerConfigs: []constant.ServerConfig{*constant.NewServerConfig(host, port)},
 	})
@@ -99,7 +112,8 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	src := nacos.New(cli, c.dataID, c.group)
 	ds := datasource.NewReadable(src, converter.FlowRules(),
 		datasource.WithName("nacos:"+c.group+"/"+c.dataID),
-		datasource.WithReconcileInterval(nacos.ReconcileInterval))
+		datasource.WithReconcileInterval(nacos.ReconcileInterval),
+		datasource.WithLogger(log))
 	engine.Flow().Register(ds.Property())
 	defer ds.Close()
 
@@ -123,5 +137,8 @@ func run(ctx context.Context, out io.Writer, c config) error {
 		}
 		return fmt.Errorf("no Nacos server answered at %s within %v (is it running? set -addr or NACOS_ADDR): %w", c.addr, c.timeout, err)
 	}
-	return follow.Status(ctx, out, ds, c.every) // print every status change until ctx ends
+	if ds.Status().Missing {
+		fmt.Fprintf(out, "warning: %s/%s does not exist: no rules in force; create it in the Nacos console\n", c.group, c.dataID)
+	}
+	return follow.Status(ctx, out, engine, ds, c.every) // print every status change until ctx ends
 }

@@ -147,7 +147,7 @@ func start(t *testing.T, path string) (out *syncBuffer, waitFor func(mark int, w
 				}
 			}
 			return true
-		}, 20*time.Second, 10*time.Millisecond, "waiting for %q; output so far:\n%s", want, out.String())
+		}, 20*time.Second, 10*time.Millisecond, "waiting for %q (the output is logged below)", want)
 		return len(out.String())
 	}
 	return out, waitFor

@@ -12,7 +12,10 @@
 //	redis-cli SET bulwark:order-service:prod:flow '[{"resource":"GET /orders","count":20}]'
 //	redis-cli PUBLISH bulwark:order-service:prod:flow:changed '[{"resource":"GET /orders","count":20}]'
 //
-// It exits with an error when no Redis answers within -timeout.
+// It exits with an error when no Redis answers within -timeout. go-redis
+// logs through a process-wide logger (it logs every failed reconnect while
+// the server is down); this program routes it to slog at debug level,
+// shown with -v.
 package main
 
 import (
@@ -21,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -41,6 +45,7 @@ type config struct {
 	key, channel         string
 	timeout              time.Duration // to reach the server at start
 	statusEvery          time.Duration // how often Status is checked for changes
+	log                  *slog.Logger  // the datasource's logs
 }
 
 func main() {
@@ -55,7 +60,14 @@ func main() {
 	flag.StringVar(&c.key, "key", "", "rule key (default bulwark:<service>:<env>:flow)")
 	flag.StringVar(&c.channel, "channel", "", "change channel (default <key>:changed)")
 	flag.DurationVar(&c.timeout, "timeout", 3*time.Second, "give up when Redis does not answer within this at start")
+	verbose := flag.Bool("v", false, "log what the Redis client and the datasource do (slog, debug level, on stderr)")
 	flag.Parse()
+	c.log = slog.New(slog.DiscardHandler)
+	if *verbose {
+		c.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	// go-redis's logger is process-wide: route it once, before any client.
+	goredis.SetLogger(redisLog{c.log})
 	if c.key == "" {
 		c.key = fmt.Sprintf("bulwark:%s:%s:flow", service, env)
 	}
@@ -96,17 +108,23 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	stopRules := follow.Rules(out, engine) // print every rule change
 	defer stopRules()
 
-	ds := datasource.NewReadable(redis.New(client, c.key, c.channel), converter.FlowRules())
+	ds := datasource.NewReadable(redis.New(client, c.key, c.channel), converter.FlowRules(), datasource.WithLogger(c.log))
 	engine.Flow().Register(ds.Property())
 	defer ds.Close()
 	fmt.Fprintf(out, "following key %s, channel %s at %s (Ctrl-C to stop)\n", c.key, c.channel, c.addr)
 	if err := ds.Start(ctx); err != nil {
-		fmt.Fprintf(out, "no rules yet (retrying in the background): %v\n", err)
-	}
-	if ds.Status().Missing {
-		fmt.Fprintf(out, "key %s does not exist yet: no rules; set it with\n  redis-cli SET %s '[{\"resource\":\"GET /orders\",\"count\":20}]'\n  redis-cli PUBLISH %s changed\n",
+		fmt.Fprintf(out, "warning: no rules in force (retrying in the background): %v\n", err)
+	} else if ds.Status().Missing {
+		fmt.Fprintf(out, "warning: key %s does not exist: no rules in force; set it with\n  redis-cli SET %s '[{\"resource\":\"GET /orders\",\"count\":20}]'\n  redis-cli PUBLISH %s changed\n",
 			c.key, c.key, c.channel)
 	}
 
-	return follow.Status(ctx, out, ds, c.statusEvery) // print every status change until ctx ends
+	return follow.Status(ctx, out, engine, ds, c.statusEvery) // print every status change until ctx ends
+}
+
+// redisLog is a go-redis logger that writes through slog at debug level.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, fmt.Sprintf(format, v...), "client", "go-redis")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -53,24 +54,48 @@ func TestFollowsLiveChanges(t *testing.T) {
 	defer func() {
 		stop()
 		require.NoError(t, <-done)
+		t.Log(out.String())
 	}()
 	waitOut := func(want string) {
 		t.Helper()
 		require.Eventually(t, func() bool { return strings.Contains(out.String(), want) }, 10*time.Second, 5*time.Millisecond,
-			"output to contain %q; got:\n%s", want, out.String())
+			"output to contain %q (the output is logged below)", want)
 	}
-	waitOut("key " + key + " does not exist yet")
+	waitOut("warning: key " + key + " does not exist: no rules in force")
 	waitOut("status: document missing, watching")
 
-	doc := `[{"resource":"GET /orders","count":20}]`
-	require.NoError(t, cli.Set(ctx, key, doc, 0).Err())
-	require.NoError(t, cli.Publish(ctx, channel, doc).Err())
+	set := func(doc string) {
+		t.Helper()
+		require.NoError(t, cli.Set(ctx, key, doc, 0).Err())
+		require.NoError(t, cli.Publish(ctx, channel, "changed").Err())
+	}
+	set(`[{"resource":"GET /orders","count":20}]`)
 	waitOut("+ GET /orders: 20 QPS")
 
-	require.NoError(t, cli.Set(ctx, key, `[{"resource":"GET /orders","count":-5}]`, 0).Err())
+	set(`[{"resource":"GET /orders","count":5}]`)
+	waitOut("~ GET /orders: count 20 → 5")
+
+	set(`[{"resource":"GET /orders","count":-5}]`)
+	waitOut("error (1 failures): ")
+	waitOut("count: must be >= 0")
+	waitOut("document rejected: the 1 rules in force stay")
+
+	require.NoError(t, cli.Del(ctx, key).Err())
 	require.NoError(t, cli.Publish(ctx, channel, "changed").Err())
-	waitOut("error (1 failures): decode revision")
-	t.Log(out.String())
+	waitOut("warning: the document was deleted: no rules in force")
+}
+
+func TestClientLogsGoThroughSlogAtDebug(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelDebug, slog.LevelInfo} {
+		var buf bytes.Buffer
+		l := redisLog{slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level}))}
+		l.Printf(t.Context(), "redis: discarding bad PubSub connection: %v", "EOF")
+		if level == slog.LevelDebug {
+			assert.Contains(t, buf.String(), `level=DEBUG msg="redis: discarding bad PubSub connection: EOF" client=go-redis`)
+		} else {
+			assert.Empty(t, buf.String(), "silent unless debug (-v)")
+		}
+	}
 }
 
 func TestNoServerFailsFast(t *testing.T) {

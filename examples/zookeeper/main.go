@@ -11,6 +11,10 @@
 //
 // or with -put, which writes a document (creating the node and its
 // parents) with compare-and-set and exits.
+//
+// go-zookeeper logs every connection attempt through the Logger given by
+// zk.WithLogger; this program routes it to slog at debug level, shown with
+// -v.
 package main
 
 import (
@@ -18,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -33,10 +38,12 @@ import (
 	"github.com/bulwark-go/bulwark/examples/internal/follow"
 )
 
-// quiet drops go-zookeeper's logs: it logs every connection attempt.
-type quiet struct{}
+// zkLog is a go-zookeeper logger that writes through slog at debug level.
+type zkLog struct{ log *slog.Logger }
 
-func (quiet) Printf(string, ...any) {}
+func (l zkLog) Printf(format string, v ...any) {
+	l.log.Debug(fmt.Sprintf(format, v...), "client", "go-zookeeper")
+}
 
 func main() {
 	if err := run(); err != nil {
@@ -51,13 +58,17 @@ func run() error {
 	auth := flag.String("auth", os.Getenv("ZK_AUTH"), "digest credentials user:password for a node with a digest ACL (default $ZK_AUTH)")
 	wait := flag.Duration("connect-timeout", 5*time.Second, "give up when no server gives a session within this time")
 	put := flag.String("put", "", "write this rule document to the node (compare-and-set) and exit")
+	verbose := flag.Bool("v", false, "log what the ZooKeeper client and the datasource do (slog, debug level, on stderr)")
 	flag.Parse()
+	log := slog.New(slog.DiscardHandler)
+	if *verbose {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	conn, _, err := zk.Connect(strings.Split(*servers, ","), 10*time.Second,
-		zk.WithLogger(quiet{}), zk.WithLogInfo(false))
+	conn, _, err := zk.Connect(strings.Split(*servers, ","), 10*time.Second, zk.WithLogger(zkLog{log}))
 	if err != nil {
 		return err
 	}
@@ -81,18 +92,20 @@ func run() error {
 	stopRules := follow.Rules(os.Stdout, engine) // print every rule change
 	defer stopRules()
 
-	ds := datasource.NewReadable(src, converter.FlowRules())
+	ds := datasource.NewReadable(src, converter.FlowRules(), datasource.WithLogger(log))
 	engine.Flow().Register(ds.Property())
+	defer ds.Close()
+	fmt.Printf("following %s on %s; change it with zkCli.sh or -put; Ctrl-C to stop\n", *path, *servers)
 	startCtx, cancelStart := context.WithTimeout(ctx, *wait)
 	err = ds.Start(startCtx)
 	cancelStart()
 	if err != nil {
-		fmt.Println("no rules yet (retrying in the background):", err)
+		fmt.Println("warning: no rules in force (retrying in the background):", err)
+	} else if ds.Status().Missing {
+		fmt.Printf("warning: node %s does not exist: no rules in force; create it with -put '[{\"resource\":\"GET /orders\",\"count\":20}]'\n", *path)
 	}
-	defer ds.Close()
-	fmt.Printf("following %s on %s; change it with zkCli.sh or -put; Ctrl-C to stop\n", *path, *servers)
 
-	return follow.Status(ctx, os.Stdout, ds, 250*time.Millisecond) // print every status change until ctx ends
+	return follow.Status(ctx, os.Stdout, engine, ds, 250*time.Millisecond) // print every status change until ctx ends
 }
 
 // waitSession waits until conn has a session: zk.Connect returns at once
