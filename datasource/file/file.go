@@ -415,10 +415,10 @@ func (t *tracker) update() error {
 	return nil
 }
 
+// add watches dir. It adds it again when it is watched already: a
+// directory removed and made again since (a new inode) needs a new watch,
+// and adding a watch again is cheap.
 func (t *tracker) add(dir string) error {
-	if t.watched[dir] {
-		return nil
-	}
 	if err := t.w.Add(dir); err != nil {
 		return err
 	}

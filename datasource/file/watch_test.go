@@ -437,3 +437,25 @@ func TestWatchHintsEverySave(t *testing.T) {
 		assert.Equal(t, datasource.ContentRevision(doc("a")), next(t, hints).Revision)
 	}
 }
+
+// The directory a link leads into removed and made again: the watch moves
+// to its parent while it is gone, and back.
+func TestLinkTargetDirectoryRecreated(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	target := filepath.Join(other, "conf", "rules.json")
+	require.NoError(t, os.Mkdir(filepath.Dir(target), 0o755))
+	require.NoError(t, os.WriteFile(target, doc("one"), 0o644))
+	link := filepath.Join(dir, "rules.json")
+	require.NoError(t, os.Symlink(target, link))
+
+	hints := watch(t, file.New(link))
+	waitHint(t, hints, doc("one"))
+	require.NoError(t, os.RemoveAll(filepath.Dir(target)))
+	for !next(t, hints).Missing {
+	}
+	require.NoError(t, os.Mkdir(filepath.Dir(target), 0o755))
+	require.NoError(t, os.WriteFile(target, doc("two"), 0o644))
+	waitHint(t, hints, doc("two"))
+	require.NoError(t, os.WriteFile(target, doc("three"), 0o644))
+	waitHint(t, hints, doc("three"))
+}
