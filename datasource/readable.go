@@ -530,7 +530,7 @@ func (r *Readable[T]) watch(w Watcher) {
 		}
 		r.setWatching(true, nil)
 		began := time.Now()
-		err := w.Watch(r.ctx, from, r.hint)
+		err := w.Watch(WithReadLimit(r.ctx, r.opts.maxSize), from, r.hint)
 		if r.ctx.Err() != nil {
 			r.setWatching(false, nil)
 			return
