@@ -195,6 +195,12 @@ func (s suite) ctx(t *testing.T) context.Context {
 // readable starts a Readable over src with the suite's fast timings.
 func (s suite) readable(t *testing.T, src datasource.Source, m *manager, opts ...datasource.Option) *datasource.Readable[doc] {
 	t.Helper()
+	return s.readableOver(t, src, m, opts, nil)
+}
+
+// readableOver is readable with options that win over Harness.Options.
+func (s suite) readableOver(t *testing.T, src datasource.Source, m *manager, opts, over []datasource.Option) *datasource.Readable[doc] {
+	t.Helper()
 	all := []datasource.Option{
 		datasource.WithName(t.Name()),
 		datasource.WithPollInterval(20 * time.Millisecond),
@@ -203,6 +209,7 @@ func (s suite) readable(t *testing.T, src datasource.Source, m *manager, opts ..
 	}
 	all = append(all, opts...)
 	all = append(all, s.h.Options...)
+	all = append(all, over...)
 	r := datasource.NewReadable[doc](src, codec{}, all...)
 	if m != nil {
 		r.Property().Listen(m.listen)
@@ -788,10 +795,12 @@ func (s suite) burst(t *testing.T, what string, start []byte, round func(ctx con
 		s.put(t, b, start)
 	}
 	m := &manager{}
-	r := s.readable(t, b.Source, m,
+	// No polling, no reconciling, whatever Harness.Options say: a lost push
+	// is never papered over.
+	r := s.readableOver(t, b.Source, m, nil, []datasource.Option{
 		datasource.WithPollInterval(time.Hour),
-		datasource.WithReconcileInterval(0), // a lost push is never papered over
-	)
+		datasource.WithReconcileInterval(0),
+	})
 	require.NoError(t, r.Start(s.ctx(t)))
 	s.eventually(t, "a watch to run", func() bool { return r.Status().Watching })
 
@@ -800,13 +809,13 @@ func (s suite) burst(t *testing.T, what string, start []byte, round func(ctx con
 		defer cancel()
 		return f(ctx)
 	}
-	read := func(i int) datasource.Snapshot {
+	read := func(when string) datasource.Snapshot {
 		var snap datasource.Snapshot
 		err := withTimeout(func(ctx context.Context) (err error) {
 			snap, err = b.Source.Read(ctx)
 			return err
 		})
-		require.NoError(t, err, "round %d: Source.Read", i)
+		require.NoError(t, err, "%s: Source.Read", when)
 		return snap
 	}
 	// settles waits for the rules and Status to show snap.
@@ -829,7 +838,7 @@ func (s suite) burst(t *testing.T, what string, start []byte, round func(ctx con
 		})
 	}
 	if start != nil {
-		require.True(t, settles(read(-1)), "the first document to be applied: %s", describeApplied(r, m))
+		require.True(t, settles(read("start")), "the first document to be applied: %s", describeApplied(r, m))
 	}
 
 	var lost []string
@@ -838,12 +847,13 @@ func (s suite) burst(t *testing.T, what string, start []byte, round func(ctx con
 	for i := range s.h.BurstRounds {
 		require.NoError(t, withTimeout(func(ctx context.Context) error { return round(ctx, b, i) }), "round %d", i)
 		rounds++
-		snap := read(i)
+		when := fmt.Sprintf("round %d", i)
+		snap := read(when)
 		if !settles(snap) {
 			lost = append(lost, fmt.Sprintf("round %d: the backend holds %s, but %v later %s",
 				i, describeSnapshot(snap), s.h.BurstSettle, describeApplied(r, m)))
 			t.Log(lost[len(lost)-1])
-		} else if snap = read(i); !settles(snap) {
+		} else if snap = read(when); !settles(snap) {
 			lost = append(lost, fmt.Sprintf("round %d: the backend holds %s; it was in force, then %v later %s",
 				i, describeSnapshot(snap), s.h.BurstSettle, describeApplied(r, m)))
 			t.Log(lost[len(lost)-1])
