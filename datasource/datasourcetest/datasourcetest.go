@@ -30,6 +30,8 @@ type Harness struct {
 	Timeout time.Duration
 	// Options are added to every Readable and Writable the suite makes
 	// (after its own, so they win), e.g. a longer backoff for a slow server.
+	// Only the burst cases override them: their Readables never poll nor
+	// reconcile.
 	Options []datasource.Option
 	// IgnoreGoroutines lists goroutines that the backend's shared client
 	// runs and that outlive a Source (goleak options), for the leak check.
