@@ -24,6 +24,18 @@
 // answering from the SDK's local snapshot, and keep a last-good copy with
 // datasource.WithCacheDir instead.
 //
+// Naming: the Source's String, the Readable's default name (errors, logs,
+// the last-good cache file), is "nacos://<servers>/<namespace>/<group>/<dataId>",
+// for example "nacos://10.0.0.1:8848/prod/SENTINEL_GROUP/order-service-flow-rules".
+// The servers (sorted host:port, or the address server's endpoint) and the
+// namespace are read from the SDK's client (its GetServerConfig and
+// GetClientConfig); the public namespace is the empty one
+// ("nacos://10.0.0.1:8848//SENTINEL_GROUP/..."), and an empty group is
+// DEFAULT_GROUP, as for the SDK. So one dataId in two namespaces or on two
+// clusters never shares a cache. A client that is not the SDK's own tells
+// nothing: the name then has no servers nor namespace; name such
+// Readables with datasource.WithName. No credentials are in the name.
+//
 // Reading: GetConfig. Empty content is a missing document (the rules are
 // cleared, or kept with datasource.WithKeepOnMissing): the SDK answers "" for
 // a config that does not exist, and Nacos stores no empty config. The
@@ -31,7 +43,15 @@
 // compares. The SDK allows 5 GetConfig calls a second per config in a
 // process, shared by every reader of that config (a Readable, the Writables
 // of concurrent Updates); Read waits for a token (up to 5 s, or its context)
-// rather than fail when the SDK says "limited".
+// rather than fail when the SDK says "limited". A config longer than the
+// read's size limit (datasource.ReadLimit, from datasource.WithMaxSize) is
+// refused with an error wrapping datasource.ErrTooLarge that names the
+// group and dataId. Nacos sends a config whole, with no size first, so the
+// SDK holds it by then: what bounds that is the server's own limit on a
+// config (Nacos: 100 KiB by default, nacos.config.max-content; PolarisMesh:
+// config.contentMaxLength). GetConfig takes no context: Read returns when
+// its context ends, and Close waits for the SDK call it left behind up to
+// [WithCloseWait] (each is bounded by the client's TimeoutMs).
 //
 // Watching: ListenConfig. Its callbacks are hints for the Readable to read
 // again (an empty callback sometimes comes before the new content: it is

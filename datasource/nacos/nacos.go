@@ -8,12 +8,16 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/nacos-group/nacos-sdk-go/v2/clients/config_client"
+	"github.com/nacos-group/nacos-sdk-go/v2/common/constant"
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
 
 	"github.com/bulwark-go/bulwark/datasource"
@@ -48,6 +52,16 @@ type Option func(*Source)
 // DefaultType). The empty string sends none.
 func WithType(typ string) Option { return func(s *Source) { s.typ = typ } }
 
+// DefaultCloseWait bounds how long Close waits for SDK calls still in
+// flight (WithCloseWait).
+const DefaultCloseWait = 5 * time.Second
+
+// WithCloseWait bounds how long Close waits for the SDK calls of Reads and
+// Writes that returned early because their context ended (default
+// DefaultCloseWait). Zero or less waits until they end (the client's
+// TimeoutMs bounds each).
+func WithCloseWait(d time.Duration) Option { return func(s *Source) { s.closeWait = d } }
+
 // WithLogger sends the Source's debug logs (listener hints, watch start and
 // end) to l. By default it logs nothing; the Readable logs what matters.
 func WithLogger(l *slog.Logger) Option {
@@ -68,6 +82,9 @@ type Source struct {
 	group  string
 	typ    string
 	log    *slog.Logger
+	ident  string // String: servers and namespace of the client, group, dataId
+
+	closeWait time.Duration
 
 	mu      sync.Mutex
 	closed  bool
@@ -93,23 +110,62 @@ var (
 // listener).
 func New(client config_client.IConfigClient, dataID, group string, opts ...Option) *Source {
 	s := &Source{
-		cli:     client,
-		dataID:  dataID,
-		group:   group,
-		typ:     DefaultType,
-		log:     slog.New(slog.DiscardHandler),
-		closing: make(chan struct{}),
+		cli:       client,
+		dataID:    dataID,
+		group:     group,
+		typ:       DefaultType,
+		log:       slog.New(slog.DiscardHandler),
+		closing:   make(chan struct{}),
+		closeWait: DefaultCloseWait,
 	}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(s)
 		}
 	}
+	g := group
+	if g == "" {
+		g = constant.DEFAULT_GROUP // as the SDK does
+	}
+	servers, ns := describe(client)
+	s.ident = "nacos://" + servers + "/" + ns + "/" + g + "/" + dataID
 	return s
 }
 
-// String returns "nacos:" followed by the group and the dataId.
-func (s *Source) String() string { return "nacos:" + s.group + "/" + s.dataID }
+// configured is what the SDK's own config client (*config_client.ConfigClient,
+// through its embedded nacos_client.INacosClient) tells about its settings.
+type configured interface {
+	GetClientConfig() (constant.ClientConfig, error)
+	GetServerConfig() ([]constant.ServerConfig, error)
+}
+
+// describe returns the servers (sorted, comma-separated host:port, or the
+// address server's endpoint when the client finds its servers through one)
+// and the namespace of client, as far as it tells.
+func describe(client config_client.IConfigClient) (servers, namespace string) {
+	c, ok := client.(configured)
+	if !ok {
+		return "", ""
+	}
+	cc, _ := c.GetClientConfig()
+	scs, _ := c.GetServerConfig()
+	addrs := make([]string, 0, len(scs))
+	for _, sc := range scs {
+		addrs = append(addrs, net.JoinHostPort(sc.IpAddr, strconv.FormatUint(sc.Port, 10)))
+	}
+	if len(addrs) == 0 && cc.Endpoint != "" {
+		addrs = append(addrs, cc.Endpoint)
+	}
+	slices.Sort(addrs)
+	return strings.Join(slices.Compact(addrs), ","), cc.NamespaceId
+}
+
+// String names the document: "nacos://", the client's servers (sorted,
+// comma-separated), "/", its namespace ("" is Nacos' public namespace),
+// "/", the group and "/" the dataId, as in
+// "nacos://10.0.0.1:8848/prod/SENTINEL_GROUP/order-service-flow-rules". It
+// holds no credentials. The Readable names its last-good cache after it.
+func (s *Source) String() string { return s.ident }
 
 // DataID returns the config's dataId.
 func (s *Source) DataID() string { return s.dataID }
@@ -119,8 +175,9 @@ func (s *Source) Group() string { return s.group }
 
 // Close marks the Source closed (later calls return datasource.ErrClosed),
 // ends running Watches, which cancel their listener, and waits for SDK calls
-// that a Read or Write gave up on when its context ended (each is bounded by
-// the client's TimeoutMs). The client is not closed.
+// that a Read or Write gave up on when its context ended, up to WithCloseWait
+// (each is bounded by the client's TimeoutMs, 10 s by default). The client is
+// not closed.
 func (s *Source) Close() error {
 	s.mu.Lock()
 	if !s.closed {
@@ -128,8 +185,20 @@ func (s *Source) Close() error {
 		close(s.closing)
 	}
 	s.mu.Unlock()
-	s.calls.Wait()
-	return nil
+	done := make(chan struct{})
+	go func() { s.calls.Wait(); close(done) }()
+	if s.closeWait <= 0 {
+		<-done
+		return nil
+	}
+	t := time.NewTimer(s.closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("nacos: close %s: SDK calls still waiting for the server after %v", s.name(), s.closeWait)
+	}
 }
 
 // call runs fn, an SDK call, on a goroutine that Close waits for, unless the
@@ -161,6 +230,11 @@ func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 	for {
 		content, err := s.get(ctx)
 		if err == nil {
+			// The SDK has the content whole by now (Nacos sends no size
+			// first); what bounds it is the server's limit on a config.
+			if err := datasource.CheckSize(ctx, int64(len(content))); err != nil {
+				return datasource.Snapshot{}, fmt.Errorf("nacos: get %s: %w", s.name(), err)
+			}
 			return snapshot(content), nil
 		}
 		// The SDK allows 5 GetConfig calls a second per config, for the whole
@@ -325,13 +399,17 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 			return datasource.ErrClosed
 		case <-armed.C:
 			now, err := s.Read(ctx)
-			if err != nil {
+			switch {
+			case errors.Is(err, datasource.ErrTooLarge):
+				// ctx carries no limit of the Readable's: let its own
+				// read decide.
+				changed(datasource.Snapshot{})
+			case err != nil:
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				return fmt.Errorf("nacos: watch %s: read after listening: %w", s.name(), err)
-			}
-			if now.Missing != from.Missing || (!now.Missing && now.Revision != from.Revision) {
+			case now.Missing != from.Missing || (!now.Missing && now.Revision != from.Revision):
 				hint(string(now.Data))
 			}
 		}
