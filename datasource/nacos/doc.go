@@ -48,8 +48,8 @@
 // refused with an error wrapping datasource.ErrTooLarge that names the
 // group and dataId. Nacos sends a config whole, with no size first, so the
 // SDK holds it by then: what bounds that is the server's own limit on a
-// config (Nacos: 100 KiB by default, nacos.config.max-content; PolarisMesh:
-// config.contentMaxLength). GetConfig takes no context: Read returns when
+// config (Nacos: 10 MiB by default, its maxContent property; PolarisMesh:
+// config.contentMaxLength, 20000 characters by default). GetConfig takes no context: Read returns when
 // its context ends, and Close waits for the SDK call it left behind up to
 // [WithCloseWait] (each is bounded by the client's TimeoutMs).
 //
