@@ -11,6 +11,10 @@
 //
 // which is the whole state: a kind left out means no rules of that kind.
 // Codecs hold no state between calls and are safe for concurrent use.
+// Every codec of this package is also an [Inspector] (Inspect: decode and
+// report what was accepted but ignored) and a [Patcher] (EncodeOver: write
+// a value over the document it was read from); a datasource finds them
+// with a type assertion.
 //
 // # Java compatibility
 //
@@ -46,16 +50,49 @@
 // turns into its text. SystemRule's inherited resource and limitApp are
 // accepted and ignored.
 //
+// As FastJSON (Java Sentinel's parser) does, a document may start with a
+// UTF-8 byte order mark and hold comments, /* … */ and // to the end of
+// the line, wherever white space may stand: a license header above the
+// array, a note beside a rule.
+//
+// Fields that released Sentinel versions wrote and today's Java ignores
+// are accepted and ignored too, each with a warning (a [Problem] with Err
+// [ErrIgnored]) that Inspect returns: DegradeRule's cut (Sentinel 0.1 to
+// 1.4) and passCount (0.1 to 1.6), ParamFlowRule's blockGrade (0.2,
+// renamed grade in 1.3) and the dashboard's avgLoad of SystemRuleEntity
+// (up to 1.6.2, highestSystemLoad since). FlowRule, ClusterFlowConfig,
+// SystemRule, AuthorityRule, ParamFlowClusterConfig and ParamFlowItem
+// never lost a field in a release. Fields that only Sentinel's
+// development branches had (FlowRule's clusterLocalCountWhenError,
+// ClusterFlowConfig's prefetchCntRatio, ParamFlowRule's paramKey, …) stay
+// unknown fields.
+//
 // # Errors
 //
 // Anything else is an error: an unknown field, a value of the wrong JSON
 // type, an unknown enum value, a number out of range, a rule its Validate
 // method rejects. Convert reports every problem of the document at once
 // in a [*DecodeError], each with its JSON path ("[2].controlBehavior",
-// "flow[0].count") and what was expected; errors.Is tells [ErrSyntax]
-// (not JSON, or not the expected shape) from [ErrInvalid] (a value not
-// allowed). A document over the size limit ([WithMaxSize], 4 MiB by
-// default) fails with [ErrTooLarge] before it is read.
+// "flow[0].count"), its line and column, the index and resource of its
+// rule, and what was expected; errors.Is tells [ErrSyntax] (not JSON, or
+// not the expected shape) from [ErrInvalid] (a value not allowed). A
+// problem names its rule by index and resource, wherever the resource
+// stands in the rule's object:
+//
+//	[3] "GET /orders": count: must be >= 0
+//	flow[1] "GET /orders": clusterConfig.flowId: expected an integer, found a string
+//
+// and a document that is not JSON says where: "3:17: not valid JSON:
+// expected ',' or ']', found '}'". A document over the size limit
+// ([WithMaxSize], 4 MiB by default) fails with [ErrTooLarge] before it is
+// read.
+//
+// When every problem is inside individual rules, the error is partial
+// ([DecodeError].Partial) and Convert returns, with it, every rule
+// without a problem: a lenient consumer applies them, a strict one
+// refuses the document. A problem of the document as a whole (not JSON,
+// not an array, an empty document, an unknown rule-set key) gives no
+// rules.
 //
 // JSON null as the document means no rules; an empty document is an
 // error (write [] for no rules). When a key appears twice in an object,
@@ -68,4 +105,43 @@
 // Convert gives back equal rules. It refuses rules that would not decode
 // (invalid, or an int beyond Java's range) with a *DecodeError, and an
 // empty list of rules decodes to nil.
+//
+// # Writing over a document
+//
+// EncodeOver(prev, v) writes v over prev, the document v was read from,
+// keeping what v does not model; write-back (a datasource's Update) uses
+// it so that changing one threshold changes only that threshold:
+//
+//   - a rule of v equal to a rule of prev (after decoding) is written as
+//     prev's text of that rule, byte for byte: entity fields, nulls,
+//     legacy fields, the {"rule": …} wrapper, spacing;
+//   - a changed rule (see matching below) is prev's text of the rule it
+//     replaces with the values that changed rewritten and the fields it
+//     now needs added; entity fields, nulls of unchanged fields, regex
+//     and the wrapper stay (the copies of a wrapped rule's fields beside
+//     it follow the rule), legacy fields and parsedHotItems, which
+//     described the old rule, go; gmtModified is not touched;
+//   - a new rule is written as Encode writes it; a rule prev has and v
+//     has not is dropped, with the comment before it;
+//   - the rules are in v's order; the text around them (a header, the
+//     comments before each rule, the indentation) is prev's. For a rule
+//     set, kind by kind: a kind prev leaves out or sets to null stays so
+//     while v has no rules of it, and is added after the others when it
+//     has.
+//
+// Matching: a rule of v is the successor of a rule of prev with the same
+// identity: its resource and limitApp, plus, for flow rules, grade,
+// strategy and refResource; for circuit breakers, grade; for hotspot
+// rules, paramIdx and grade; authority rules by resource alone; system
+// rules, which have no identity, by position. Equal rules are paired
+// first; the rules of one identity left over are then paired in document
+// order, so that when several rules share an identity the first changed
+// one of v replaces the first unpaired one of prev. A rule whose identity
+// changed (a renamed resource) is a new rule and loses its entity fields.
+//
+// When prev does not decode (not JSON, a problem of the document as a
+// whole), EncodeOver is Encode. When prev is partial, its rules with a
+// problem match nothing, since no value holds them, and are dropped. v is
+// checked as Encode checks it, and the result always decodes to v: were
+// it not to, EncodeOver returns Encode's document instead.
 package converter
