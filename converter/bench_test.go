@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/bulwark-go/bulwark/core/flow"
 )
 
 // flowDoc is a document of n flow rules in the shape Sentinel's dashboard
@@ -101,6 +103,25 @@ func BenchmarkDecodeHotspot10k(b *testing.B) {
 		rules, err := c.Convert(doc)
 		if err != nil || len(rules) != 10000 {
 			b.Fatal(len(rules), err)
+		}
+	}
+}
+
+// BenchmarkEncodeOverFlow10k writes 10,000 dashboard rules, one of them
+// changed, over their document.
+func BenchmarkEncodeOverFlow10k(b *testing.B) {
+	doc := flowDoc(10000)
+	c := FlowRules().(Patcher[[]flow.Rule])
+	rules, err := FlowRules().Convert(doc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rules[5000].Count++
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.EncodeOver(doc, rules); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
