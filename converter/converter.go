@@ -20,19 +20,31 @@ type Encoder[T any] interface {
 	Encode(v T) ([]byte, error)
 }
 
-// Codec is a Converter and an Encoder of the same document format.
+// Codec is a Converter and an Encoder of the same document format. The
+// codecs of this package are also an [Inspector] and a [Patcher] of it.
 type Codec[T any] interface {
 	Converter[T]
 	Encoder[T]
 }
 
 // Inspector is a Converter that also reports what it accepted but ignored.
+//
+// The warnings are Problems with Err ErrIgnored, in document order: the
+// fields of older Sentinel releases that Java ignores today. Inspect
+// returns the value and error Convert returns, and the warnings also with
+// an error (none when the document is not JSON).
 type Inspector[T any] interface {
 	Converter[T]
 	Inspect(data []byte) (v T, warnings []Problem, err error)
 }
 
 // Patcher is an Encoder that can write a value over the document it was read from, keeping what the value does not model.
+//
+// EncodeOver(prev, v) writes the rules of v that equal rules of prev as
+// prev wrote them, patches the changed ones (keeping the dashboard's
+// entity fields and wrapper), and adds and drops the others; when prev
+// does not decode, it is Encode(v). The package documentation, "Writing
+// over a document", has the details.
 type Patcher[T any] interface {
 	Encoder[T]
 	EncodeOver(prev []byte, v T) ([]byte, error)
@@ -142,38 +154,6 @@ func (c list[T]) Encode(rules []T) ([]byte, error) {
 func (c list[T]) EncodeOver(prev []byte, rules []T) ([]byte, error) {
 	out, _, err := c.encodeOver(prev, rules)
 	return out, err
-}
-
-// encodeOver is EncodeOver that also tells whether it had to fall back
-// to Encode although prev decoded (a bug, for the tests).
-func (c list[T]) encodeOver(prev []byte, rules []T) (out []byte, fellBack bool, err error) {
-	fresh, err := c.Encode(rules)
-	if err != nil {
-		return nil, false, err
-	}
-	rec := &listRec{open: -1}
-	old, _, d, err := c.decode(prev, rec)
-	if d == nil || (err != nil && !err.(*DecodeError).Partial) || rec.open < 0 {
-		return fresh, false, nil
-	}
-	var p patcher
-	p.data = prev
-	arr, ok := patchList(&p, c.k, rec, old, rules, "  ")
-	if !ok {
-		return fresh, true, nil
-	}
-	out = make([]byte, 0, len(prev)+len(arr))
-	out = append(out, prev[:rec.open]...)
-	out = append(out, arr...)
-	out = append(out, prev[rec.close+1:]...)
-	if c.opts.maxSize > 0 && len(out) > c.opts.maxSize {
-		return nil, false, tooLarge(len(out), c.opts.maxSize)
-	}
-	back, err := c.Convert(out)
-	if err != nil || !equalLists(c.k, back, rules) {
-		return fresh, true, nil
-	}
-	return out, false, nil
 }
 
 var (
@@ -352,109 +332,4 @@ func (c ruleSet) Encode(rs Rules) ([]byte, error) {
 func (c ruleSet) EncodeOver(prev []byte, rs Rules) ([]byte, error) {
 	out, _, err := c.encodeOver(prev, rs)
 	return out, err
-}
-
-func (c ruleSet) encodeOver(prev []byte, rs Rules) (out []byte, fellBack bool, err error) {
-	fresh, err := c.Encode(rs)
-	if err != nil {
-		return nil, false, err
-	}
-	var recs setRec
-	for i := range recs {
-		recs[i].open = -1
-	}
-	old, _, d, err := c.decode(prev, &recs)
-	if d == nil || (err != nil && !err.(*DecodeError).Partial) {
-		return fresh, false, nil
-	}
-	d.pos = 0
-	if len(prev) >= len(bom) && string(prev[:len(bom)]) == bom {
-		d.pos = len(bom)
-	}
-	if d.peek() != '{' {
-		return fresh, false, nil // null
-	}
-	p := patcher{data: prev}
-	obj, ok := p.split(d.pos)
-	if !ok {
-		return fresh, true, nil
-	}
-	var arrays [len(kindKeys)][]byte
-	var have [len(kindKeys)]bool
-	var patched [len(kindKeys)]bool
-	for i := range kindKeys {
-		switch i {
-		case 0:
-			arrays[i], have[i], patched[i] = patchKind(&p, flowKind, &recs[i], old.Flow, rs.Flow)
-		case 1:
-			arrays[i], have[i], patched[i] = patchKind(&p, cbKind, &recs[i], old.CircuitBreaker, rs.CircuitBreaker)
-		case 2:
-			arrays[i], have[i], patched[i] = patchKind(&p, sysKind, &recs[i], old.System, rs.System)
-		case 3:
-			arrays[i], have[i], patched[i] = patchKind(&p, authKind, &recs[i], old.Authority, rs.Authority)
-		case 4:
-			arrays[i], have[i], patched[i] = patchKind(&p, hotKind, &recs[i], old.Hotspot, rs.Hotspot)
-		}
-		if !patched[i] {
-			return fresh, true, nil
-		}
-	}
-	// Replace the value of the last member of each kind; append the
-	// kinds prev lacks and rs has.
-	last := map[string]int{}
-	for i, it := range obj.items {
-		last[it.key] = i
-	}
-	out = make([]byte, 0, len(prev)+len(fresh)/4)
-	pos := 0
-	var missing []int
-	for i, key := range kindKeys {
-		if _, ok := last[key]; !ok && have[i] {
-			missing = append(missing, i)
-		}
-	}
-	// Walk the members in document order.
-	for j, it := range obj.items {
-		for i, key := range kindKeys {
-			if it.key == key && last[key] == j && arrays[i] != nil {
-				out = append(out, prev[pos:it.val]...)
-				out = append(out, arrays[i]...)
-				pos = it.end
-			}
-		}
-	}
-	if len(missing) > 0 {
-		lead := p.memberLead(obj, "\n  ")
-		var add []byte
-		for n, i := range missing {
-			if n > 0 || len(obj.items) > 0 {
-				add = append(add, ',')
-			}
-			add = append(add, lead...)
-			add = append(add, '"')
-			add = append(add, kindKeys[i]...)
-			add = append(add, `": `...)
-			add = append(add, arrays[i]...)
-		}
-		at := obj.open + 1
-		if len(obj.items) > 0 {
-			at = obj.items[len(obj.items)-1].end
-		} else {
-			add = append(add, '\n')
-		}
-		out = append(out, prev[pos:at]...)
-		out = append(out, add...)
-		pos = at
-	}
-	out = append(out, prev[pos:]...)
-	if c.opts.maxSize > 0 && len(out) > c.opts.maxSize {
-		return nil, false, tooLarge(len(out), c.opts.maxSize)
-	}
-	back, err := c.Convert(out)
-	if err != nil || !equalLists(flowKind, back.Flow, rs.Flow) || !equalLists(cbKind, back.CircuitBreaker, rs.CircuitBreaker) ||
-		!equalLists(sysKind, back.System, rs.System) || !equalLists(authKind, back.Authority, rs.Authority) ||
-		!equalLists(hotKind, back.Hotspot, rs.Hotspot) {
-		return fresh, true, nil
-	}
-	return out, false, nil
 }

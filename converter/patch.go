@@ -24,6 +24,133 @@ import (
 // kept. The result is decoded again and compared with the value; when it
 // differs (it should not), the caller falls back to Encode.
 
+// encodeOver is EncodeOver that also tells whether it fell back to
+// Encode although prev decoded (which tests treat as a bug).
+func (c list[T]) encodeOver(prev []byte, rules []T) (out []byte, fellBack bool, err error) {
+	fresh, err := c.Encode(rules)
+	if err != nil {
+		return nil, false, err
+	}
+	rec := &listRec{open: -1}
+	old, _, d, err := c.decode(prev, rec)
+	if de, _ := err.(*DecodeError); d == nil || rec.open < 0 || (de != nil && !de.Partial) {
+		return fresh, false, nil // prev does not decode, or is null
+	}
+	p := patcher{data: prev}
+	arr, ok := patchList(&p, c.k, rec, old, rules, "  ")
+	if !ok {
+		return fresh, true, nil
+	}
+	out = make([]byte, 0, len(prev)+len(arr))
+	out = append(out, prev[:rec.open]...)
+	out = append(out, arr...)
+	out = append(out, prev[rec.close+1:]...)
+	if c.opts.maxSize > 0 && len(out) > c.opts.maxSize {
+		return nil, false, tooLarge(len(out), c.opts.maxSize)
+	}
+	if back, err := c.Convert(out); err != nil || !equalLists(c.k, back, rules) {
+		return fresh, true, nil
+	}
+	return out, false, nil
+}
+
+// encodeOver is EncodeOver that also tells whether it fell back to
+// Encode although prev decoded.
+func (c ruleSet) encodeOver(prev []byte, rs Rules) (out []byte, fellBack bool, err error) {
+	fresh, err := c.Encode(rs)
+	if err != nil {
+		return nil, false, err
+	}
+	var recs setRec
+	for i := range recs {
+		recs[i].open = -1
+	}
+	old, _, d, err := c.decode(prev, &recs)
+	if de, _ := err.(*DecodeError); d == nil || (de != nil && !de.Partial) {
+		return fresh, false, nil
+	}
+	d.pos = 0
+	if len(prev) >= len(bom) && string(prev[:len(bom)]) == bom {
+		d.pos = len(bom)
+	}
+	if d.peek() != '{' {
+		return fresh, false, nil // null
+	}
+	p := patcher{data: prev}
+	obj, ok := p.split(d.pos)
+	if !ok {
+		return fresh, true, nil
+	}
+	// The new text of each kind's array (nil: keep prev's value).
+	var arrays [len(kindKeys)][]byte
+	var have, oks [len(kindKeys)]bool
+	arrays[0], have[0], oks[0] = patchKind(&p, flowKind, &recs[0], old.Flow, rs.Flow)
+	arrays[1], have[1], oks[1] = patchKind(&p, cbKind, &recs[1], old.CircuitBreaker, rs.CircuitBreaker)
+	arrays[2], have[2], oks[2] = patchKind(&p, sysKind, &recs[2], old.System, rs.System)
+	arrays[3], have[3], oks[3] = patchKind(&p, authKind, &recs[3], old.Authority, rs.Authority)
+	arrays[4], have[4], oks[4] = patchKind(&p, hotKind, &recs[4], old.Hotspot, rs.Hotspot)
+	if oks != [len(kindKeys)]bool{true, true, true, true, true} {
+		return fresh, true, nil
+	}
+	// The value of the last member of each kind (the one that counts) is
+	// replaced; the kinds prev lacks and rs has are appended.
+	last := map[string]int{}
+	for j, it := range obj.items {
+		last[it.key] = j
+	}
+	with := make([][]byte, len(obj.items))
+	var missing []int
+	for i, key := range kindKeys {
+		if j, found := last[key]; found {
+			with[j] = arrays[i]
+		} else if have[i] {
+			missing = append(missing, i)
+		}
+	}
+	out = make([]byte, 0, len(prev)+len(fresh)/4)
+	pos := 0
+	for j, it := range obj.items {
+		if with[j] != nil {
+			out = append(out, prev[pos:it.val]...)
+			out = append(out, with[j]...)
+			pos = it.end
+		}
+	}
+	if len(missing) > 0 {
+		at := obj.open + 1
+		if len(obj.items) > 0 {
+			at = obj.items[len(obj.items)-1].end
+		}
+		out = append(out, prev[pos:at]...)
+		pos = at
+		lead := p.memberLead(obj, "\n  ")
+		for n, i := range missing {
+			if n > 0 || len(obj.items) > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, lead...)
+			out = append(out, '"')
+			out = append(out, kindKeys[i]...)
+			out = append(out, `": `...)
+			out = append(out, arrays[i]...)
+		}
+		if len(obj.items) == 0 {
+			out = append(out, '\n')
+		}
+	}
+	out = append(out, prev[pos:]...)
+	if c.opts.maxSize > 0 && len(out) > c.opts.maxSize {
+		return nil, false, tooLarge(len(out), c.opts.maxSize)
+	}
+	back, err := c.Convert(out)
+	if err != nil || !equalLists(flowKind, back.Flow, rs.Flow) || !equalLists(cbKind, back.CircuitBreaker, rs.CircuitBreaker) ||
+		!equalLists(sysKind, back.System, rs.System) || !equalLists(authKind, back.Authority, rs.Authority) ||
+		!equalLists(hotKind, back.Hotspot, rs.Hotspot) {
+		return fresh, true, nil
+	}
+	return out, false, nil
+}
+
 // item is a member of an object or an element of an array: the text
 // before it starts at lead (after '{', '[' or ','); it starts at start
 // (a member's key, an element's value); its value is data[val:end].
