@@ -15,4 +15,22 @@
 // immutable rule table through an atomic pointer, so it sees the old rules
 // or the new ones, never a mix, and rules that did not change keep their
 // state (warm-up tokens, pacing timelines, breaker states, windows).
+//
+// # Hot resources and exactness
+//
+// One resource entered from every core at once (a flash sale) scales with
+// the cores: statistics are striped per processor (the scheduler's P), so
+// cores write cache lines of their own, and a QPS check reads only its own
+// core's counts and a published total while the window is far from the
+// threshold, summing every core's counts only near it. Inbound entries
+// write the engine-wide inbound statistics the same way.
+//
+// Checks do not serialise entries, so a QPS limit is exact up to a bound,
+// as Sentinel's is: a one-second window admits at most the threshold plus
+// the counts of the entries that were between their check and their
+// record while it filled, which is at most one entry per goroutine inside
+// Enter for the resource at that moment (GOMAXPROCS when goroutines are not
+// descheduled inside Enter). It never admits less than the threshold minus
+// the entry's count plus one once it refuses an entry. Package flow
+// states the bound for every behavior.
 package core

@@ -231,25 +231,21 @@ func newPacer(maxQueueingTimeMs int) *pacer {
 	return p
 }
 
+// take gives an entry of the given cost its turn: now when the timeline is
+// idle, else cost after the last turn given, if that is within maxQueue.
+// A turn is taken with one compare-and-swap, never added and handed back
+// (as Java's addAndGet does), so concurrent entries never share a turn.
 func (p *pacer) take(now int64, cost int64) Decision {
 	for {
 		latest := p.latest.Load()
-		if latest+cost > now {
-			if latest+cost-now > p.maxQueue {
-				return Decision{Blocked: true}
-			}
-			break
+		turn := max(latest+cost, now)
+		if turn-now > p.maxQueue {
+			return Decision{Blocked: true}
 		}
-		if p.latest.CompareAndSwap(latest, now) {
-			return Decision{}
+		if p.latest.CompareAndSwap(latest, turn) {
+			return Decision{Wait: time.Duration(turn - now)}
 		}
 	}
-	wait := p.latest.Add(cost) - now
-	if wait > p.maxQueue {
-		p.latest.Add(-cost)
-		return Decision{Blocked: true}
-	}
-	return Decision{Wait: time.Duration(max(wait, 0))}
 }
 
 type rateLimiterController struct {

@@ -1,6 +1,8 @@
 package flow
 
 import (
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,6 +118,31 @@ func TestRateLimiterPacingAndQueueTimeout(t *testing.T) {
 	d := c.Check(n, now+250*ms, 1, false)
 	assert.False(t, d.Blocked)
 	assert.Equal(t, 350*time.Millisecond, d.Wait)
+}
+
+func TestRateLimiterConcurrentEntriesNeverShareATurn(t *testing.T) {
+	// 10 per second, 500 ms of queue, 64 goroutines asking at the same
+	// instant: six turns (0, 100, ..., 500 ms), each given once.
+	c := NewController(Rule{Grade: GradeQPS, Count: 10, ControlBehavior: RateLimiter, MaxQueueingTimeMs: 500}, Config{})
+	n := stat.NewNode(1)
+	var mu sync.Mutex
+	var waits []time.Duration
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Go(func() {
+			for range 4 {
+				if d := c.Check(n, 1000*ms, 1, false); !d.Blocked {
+					mu.Lock()
+					waits = append(waits, d.Wait)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	slices.Sort(waits)
+	assert.Equal(t, []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond,
+		400 * time.Millisecond, 500 * time.Millisecond}, waits)
 }
 
 func TestRateLimiterNanosecondPrecision(t *testing.T) {

@@ -16,6 +16,13 @@
 // (see [Node.Minute]) so that a resource nobody looks at by the minute costs
 // two buckets, not sixty.
 //
+// Buckets are striped per processor (the scheduler's P), one cache line
+// per stripe, so cores entering one hot resource write lines of their own;
+// a striped window keeps its passes apart from the other counters and
+// publishes them in quanta, so that a limit check ([Window.PassFits],
+// [Node.PassFits]) reads its own stripe and one shared total while the
+// window is far from the limit (see [Window] for how, and for the bound).
+//
 // Time is always passed in, in milliseconds on the caller's clock: this
 // package never reads a clock.
 package stat

@@ -389,7 +389,12 @@ func (w *Window) Sum(now int64, e Event) int64 {
 // the window and then adds, has the same bound. A striped window answers
 // from its published totals and the caller's stripe while they show room
 // (see [Window]), and sums the stripes only near limit; either way it
-// never admits what the exact sum of the recorded passes would refuse.
+// never admits what the exact sum of the recorded passes would refuse. It
+// refuses only what that sum refuses, but for one race: when a pass
+// recorded late into the previous bucket (its entry read the clock before
+// the bucket ended) is published just as the next bucket begins, the two
+// publishes race and the previous bucket may read high for the few
+// instructions that takes.
 func (w *Window) PassFits(now, acquire, limit int64) bool {
 	i := w.bucket(now)
 	rest := limit - acquire

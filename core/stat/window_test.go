@@ -1,7 +1,10 @@
 package stat
 
 import (
+	"math"
+	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -123,4 +126,121 @@ func TestNodeMinuteIsLazy(t *testing.T) {
 	n.AddPass(1500, 4)
 	assert.InDelta(t, 4.0, n.PreviousPassQPS(2500), 1e-9, "passes of [1000,2000) read at 2500")
 	assert.InDelta(t, 0.0, n.PreviousPassQPS(1500), 1e-9, "writes before the minute window existed are not in it")
+}
+
+// passFitsExact is what PassFits must answer when nothing runs
+// concurrently: the exact sum.
+func passFitsExact(w *Window, now, acquire, limit int64) bool {
+	return w.Sum(now, Pass)+acquire <= limit
+}
+
+func TestPassFitsAgreesWithTheSum(t *testing.T) {
+	for _, stripes := range []int{1, 2, 4, 16} {
+		w := NewWindow(2, 1000, stripes)
+		rng := rand.New(rand.NewPCG(1, uint64(stripes)))
+		for step := 0; step < 3000; step++ {
+			now := int64(step) // three seconds: buckets begin and expire
+			i := w.bucket(now)
+			// any stripe, as if written from any P
+			w.addPass(i, rng.IntN(w.Stripes()), int64(1+rng.IntN(3)))
+			sum := w.Sum(now, Pass)
+			for _, limit := range []int64{0, sum - 1, sum, sum + 1, sum + 2, sum + w.slack, sum + w.slack + 40, 1 << 40} {
+				for _, acquire := range []int64{1, 2} {
+					require.Equal(t, passFitsExact(w, now, acquire, limit), w.PassFits(now, acquire, limit),
+						"stripes %d, at %d ms: sum %d + %d <= %d", stripes, now, sum, acquire, limit)
+				}
+			}
+		}
+	}
+}
+
+// checkPublished asserts the invariants a check relies on, at rest: every
+// stripe holds fewer than a quantum unpublished, and the bucket's published
+// total is the sum of what the stripes published.
+func checkPublished(t *testing.T, w *Window, i int) {
+	t.Helper()
+	var sum int64
+	for s := 0; s < w.Stripes(); s++ {
+		k := s*w.passStride + 2*i
+		c, p := w.passes[k].Load(), w.passes[k+1].Load()
+		assert.Less(t, c-p, w.quantum, "stripe %d", s)
+		assert.LessOrEqual(t, p, c, "stripe %d", s)
+		sum += p
+	}
+	assert.Equal(t, sum, w.published[i].Load())
+}
+
+func TestPassesArePublishedInQuanta(t *testing.T) {
+	w := NewWindow(2, 1000, 4)
+	require.Equal(t, int64(64), w.quantum)
+	var wg sync.WaitGroup
+	var want atomic.Int64
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 5000; i++ {
+				w.Add(100, Pass, 1+int64(i%3))
+				want.Add(1 + int64(i%3))
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, want.Load(), w.Sum(100, Pass))
+	checkPublished(t, w, 0)
+
+	// When the next bucket begins, the previous one is published in full:
+	// checks read it as one number.
+	w.Add(600, Block, 1)
+	assert.Equal(t, w.Sum(100, Pass), w.published[0].Load())
+	assert.Equal(t, int64(0), w.published[1].Load())
+	checkPublished(t, w, 0)
+}
+
+func TestPassFitsUnderConcurrentWriters(t *testing.T) {
+	// Entries check, then record, as the engine does. Whatever the
+	// interleaving, no more than one entry per goroutine passes beyond the
+	// limit, and at least the limit passes (every goroutine tries until it
+	// is refused).
+	const goroutines, limit = 32, 3000
+	for _, stripes := range []int{1, 2, 8} {
+		w := NewWindow(2, 1000, stripes)
+		var wg sync.WaitGroup
+		for g := 0; g < goroutines; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for w.PassFits(100, 1, limit) {
+					w.Add(100, Pass, 1)
+				}
+			}()
+		}
+		wg.Wait()
+		got := w.Sum(100, Pass)
+		assert.GreaterOrEqual(t, got, int64(limit), "stripes %d", stripes)
+		assert.LessOrEqual(t, got, int64(limit+goroutines), "stripes %d", stripes)
+	}
+}
+
+func TestSplitWindowBorrow(t *testing.T) {
+	w := NewWindow(2, 1000, 4)
+	w.EnableBorrow()
+	w.Add(100, Pass, 10)
+	w.Borrow(1000, 3)
+	assert.Equal(t, int64(10), w.Sum(600, Pass))
+	assert.Equal(t, int64(3), w.Sum(1100, Pass), "the bucket starts with the borrowed passes")
+	assert.True(t, w.PassFits(1100, 7, 10))
+	assert.False(t, w.PassFits(1100, 8, 10))
+	checkPublished(t, w, w.index(1000))
+}
+
+func TestNodePassFits(t *testing.T) {
+	n := NewNode(4)
+	n.AddPass(100, 5)
+	assert.True(t, n.PassFits(200, 5, 10))
+	assert.True(t, n.PassFits(200, 5, 10.9), "a fraction of an entry admits nothing more")
+	assert.False(t, n.PassFits(200, 6, 10.9))
+	assert.True(t, n.PassFits(200, 1, math.Inf(1)))
+	assert.False(t, n.PassFits(200, 1, 0))
+	assert.True(t, n.PassFits(1200, 10, 10), "expired")
 }

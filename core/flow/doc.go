@@ -1,0 +1,50 @@
+// Package flow holds flow rules (Sentinel's FlowRule, field for field) and
+// the traffic-shaping controllers that enforce them: reject, warm-up, rate
+// limiter (pacing) and warm-up + rate limiter, for QPS rules; reject for
+// thread (concurrency) rules.
+//
+// A rule is checked against the statistics of one node (package stat):
+// the resource's, an origin's, a calling context's or a related
+// resource's, as its LimitApp and Strategy say. The engine (package core)
+// records an entry's pass on every node once all of the resource's rules
+// admitted it.
+//
+// # How exact a limit is under concurrency
+//
+// A QPS rule with the reject or warm-up behavior admits an entry when the
+// passes already recorded in the node's one-second window, plus the
+// entry's count, are within the threshold (the warm-up rate for warm-up).
+// Entries that check at the same time do not see one another until they
+// are recorded, so, as with Sentinel (whose check sums the window, then
+// adds), a window may admit more than the threshold. The bound:
+//
+//   - Over: a window admits at most the threshold plus the counts of the
+//     entries that were between their check and their record while it
+//     filled up. A goroutine has at most one entry there, so that is at
+//     most one entry per goroutine inside Enter for the resource at the
+//     same moment: GOMAXPROCS entries when no goroutine is descheduled
+//     during the few hundred nanoseconds of its Enter, and never more than
+//     the number of goroutines entering the resource at once.
+//   - Under: an entry is refused only when the passes recorded already
+//     leave no room for its count, so a window that refused an entry
+//     admitted at least threshold − count + 1. Nothing is reserved and
+//     left unused.
+//
+// Checking costs no contention while the window is far from its threshold:
+// each core counts its passes in cache lines of its own and publishes
+// them to a shared total in steps of a quantum (16 × the stripes), and a
+// check that finds published total + its own unpublished passes + the
+// most the other cores can hold unpublished within the threshold admits
+// without reading another core's lines. Near the threshold it sums every
+// core's count. Neither way admits an entry that the exact sum of the
+// recorded passes would refuse, so the bound above is the whole of the
+// inexactness; it is the same as Sentinel's.
+//
+// Thread rules compare the node's concurrency (entries admitted and not
+// yet exited), summed over every core, with the threshold: the same bound,
+// with concurrency in place of passes. Pacing (the rate limiter behaviors)
+// gives each entry its turn on a shared timeline with one compare-and-swap,
+// so concurrent entries never share a turn and pacing never admits more
+// than its rate. A prioritized entry that occupies a future window is
+// counted there before it runs.
+package flow
