@@ -25,6 +25,17 @@ import (
 //   - at least threshold − (count − 1): an entry is refused only when the
 //     passes recorded already leave no room for it.
 func TestQPSLimitBound(t *testing.T) {
+	// A threshold well above what the engine's stripes may hold unpublished
+	// ((stripes−1) × 64 × stripes, stripes = GOMAXPROCS rounded up to a
+	// power of two, at most 16), so that checks take the fast path first.
+	high := func(procs int) int64 {
+		s := 1
+		for s < min(procs, 16) {
+			s *= 2
+		}
+		return max(1000, 4*int64(s-1)*64*int64(s))
+	}
+	procs := runtime.GOMAXPROCS(0)
 	cases := []struct {
 		name      string
 		procs     int // GOMAXPROCS while the engine is made and run; 0: as is
@@ -32,20 +43,20 @@ func TestQPSLimitBound(t *testing.T) {
 		count     int
 		opts      []core.EntryOption
 	}{
-		{name: "plain", threshold: 1000, count: 1},
-		{name: "inbound", threshold: 1000, count: 1, opts: []core.EntryOption{core.Inbound()}},
-		{name: "count3", threshold: 1000, count: 3, opts: []core.EntryOption{core.WithCount(3)}},
+		{name: "plain", threshold: high(procs), count: 1},
+		{name: "inbound", threshold: high(procs), count: 1, opts: []core.EntryOption{core.Inbound()}},
+		{name: "count3", threshold: high(procs), count: 3, opts: []core.EntryOption{core.WithCount(3)}},
 		{name: "low", threshold: 20, count: 1},
 		// More Ps than cores: more stripes, more goroutines descheduled
 		// inside Enter.
-		{name: "8procs", procs: 8, threshold: 3000, count: 1},
+		{name: "8procs", procs: 8, threshold: high(8), count: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.procs > 0 {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))
 			}
-			const goroutines, buckets = 64, 24 // 12 s of 500 ms buckets
+			const goroutines, buckets = 64, 12 // 6 s of 500 ms buckets
 			clk := newFakeClock()
 			e := core.NewEngine(core.WithClock(clk))
 			defer e.Close()

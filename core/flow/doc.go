@@ -32,7 +32,7 @@
 //
 // Checking costs no contention while the window is far from its threshold:
 // each core counts its passes in cache lines of its own and publishes
-// them to a shared total in steps of a quantum (16 × the stripes), and a
+// them to a shared total in steps of a quantum (64 × the stripes), and a
 // check that finds published total + its own unpublished passes + the
 // most the other cores can hold unpublished within the threshold admits
 // without reading another core's lines. Near the threshold it sums every

@@ -78,7 +78,7 @@ const (
 // counters, so that checking a limit ([Window.PassFits]) reads only lines
 // that passes write: entries that are blocked or complete write elsewhere.
 // Each stripe counts its passes and publishes them to a per-bucket total in
-// steps of at least a quantum (16 × stripes): the published total is read
+// steps of at least a quantum (64 × stripes): the published total is read
 // by every check and written once per quantum passes of a stripe. A check
 // then knows, from its own stripe and the published total alone, an upper
 // bound of the bucket's passes: published + its own unpublished passes +
@@ -161,7 +161,7 @@ func NewWindow(sampleCount int, intervalMs int64, stripes int) *Window {
 		w.passStride = roundLine(2 * sampleCount)
 		w.passes = make([]atomic.Int64, s*w.passStride)
 		w.published = make([]atomic.Int64, roundLine(sampleCount))
-		w.quantum = 16 * int64(s)
+		w.quantum = 64 * int64(s)
 		w.slack = int64(s-1) * (w.quantum - 1)
 	}
 	return w

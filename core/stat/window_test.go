@@ -172,7 +172,7 @@ func checkPublished(t *testing.T, w *Window, i int) {
 
 func TestPassesArePublishedInQuanta(t *testing.T) {
 	w := NewWindow(2, 1000, 4)
-	require.Equal(t, int64(64), w.quantum)
+	require.Equal(t, int64(256), w.quantum)
 	var wg sync.WaitGroup
 	var want atomic.Int64
 	for g := 0; g < 16; g++ {
