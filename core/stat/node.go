@@ -42,7 +42,8 @@ type nodeFields struct {
 // number of cores for a hot one), accepting reservations from prioritized
 // entries (see [Window.Borrow]).
 //
-// Its size is about 150 + 128 × stripes bytes: 280 bytes with one stripe.
+// Its size is about 370 bytes with one stripe, 480 + 192 × stripes bytes
+// with more (a striped window keeps its passes on lines of their own).
 func NewNode(stripes int) *Node {
 	w := NewWindow(SecondSampleCount, SecondIntervalMs, stripes)
 	w.EnableBorrow()

@@ -107,9 +107,25 @@ type windowFields struct {
 	stripes    int
 	mask       int64 // len(starts)-1 when that is a power of two, else -1
 
-	// A striped window's passes (nil with one stripe, where passes are the
-	// Pass slot of lines): stripe s keeps, for bucket i, its pass count at
-	// s*passStride+2i and how much of it is published at s*passStride+2i+1.
+	// split holds the passes of a striped window, nil with one stripe
+	// (passes are then the Pass slot of lines).
+	split *split
+
+	// borrowed holds counts that prioritized entries reserved in a future
+	// bucket (see [Window.Borrow]); a bucket starts from them when reset.
+	borrowed []borrow
+}
+
+// split holds a striped window's passes: stripe s keeps, for bucket i,
+// its pass count at s*passStride+2i and how much of it is published at
+// s*passStride+2i+1.
+type split struct {
+	splitFields
+	// Every check reads the fields: a line of their own.
+	_ [cacheLine - unsafe.Sizeof(splitFields{})%cacheLine]byte
+}
+
+type splitFields struct {
 	passes     []atomic.Int64
 	passStride int
 	// published holds, per bucket, passes the stripes published: never
@@ -117,10 +133,6 @@ type windowFields struct {
 	published []atomic.Int64
 	quantum   int64 // a stripe publishes once this many passes are unpublished
 	slack     int64 // (stripes-1)*(quantum-1): unpublished passes of the others
-
-	// borrowed holds counts that prioritized entries reserved in a future
-	// bucket (see [Window.Borrow]); a bucket starts from them when reset.
-	borrowed []borrow
 }
 
 type borrow struct {
@@ -142,12 +154,16 @@ func NewWindow(sampleCount int, intervalMs int64, stripes int) *Window {
 	w := &Window{windowFields: windowFields{
 		intervalMs: intervalMs,
 		bucketMs:   intervalMs / int64(sampleCount),
-		// a line of their own: writers read them on every write
-		starts:  make([]atomic.Int64, roundLine(sampleCount))[:sampleCount],
-		lines:   make([]line, sampleCount*s),
-		stripes: s,
-		mask:    -1,
+		starts:     make([]atomic.Int64, sampleCount),
+		lines:      make([]line, sampleCount*s),
+		stripes:    s,
+		mask:       -1,
 	}}
+	if s > 1 {
+		// Writers on every core read the starts on every write: a line
+		// of their own.
+		w.starts = make([]atomic.Int64, roundLine(sampleCount))[:sampleCount]
+	}
 	if sampleCount&(sampleCount-1) == 0 {
 		w.mask = int64(sampleCount - 1)
 	}
@@ -158,11 +174,14 @@ func NewWindow(sampleCount int, intervalMs int64, stripes int) *Window {
 		w.lines[i][slotMinRT].Store(math.MaxInt64)
 	}
 	if s > 1 {
-		w.passStride = roundLine(2 * sampleCount)
-		w.passes = make([]atomic.Int64, s*w.passStride)
-		w.published = make([]atomic.Int64, roundLine(sampleCount))
-		w.quantum = 64 * int64(s)
-		w.slack = int64(s-1) * (w.quantum - 1)
+		stride, quantum := roundLine(2*sampleCount), 64*int64(s)
+		w.split = &split{splitFields: splitFields{
+			passes:     make([]atomic.Int64, s*stride),
+			passStride: stride,
+			published:  make([]atomic.Int64, roundLine(sampleCount)),
+			quantum:    quantum,
+			slack:      int64(s-1) * (quantum - 1),
+		}}
 	}
 	return w
 }
@@ -217,27 +236,27 @@ func (w *Window) reset(i int, start int64) {
 		l[slotMinRT].Store(math.MaxInt64)
 	}
 	b := w.takeBorrowed(start)
-	if w.passes == nil {
+	if w.split == nil {
 		w.lines[i*w.stripes][Pass].Store(b)
 		return
 	}
 	for j := range w.starts {
 		if j != i && w.valid(w.starts[j].Load(), start) {
 			for s := range w.stripes {
-				k := s*w.passStride + 2*j
-				w.publish(j, &w.passes[k], &w.passes[k+1], w.passes[k].Load(), 1)
+				k := s*w.split.passStride + 2*j
+				w.publish(j, &w.split.passes[k], &w.split.passes[k+1], w.split.passes[k].Load(), 1)
 			}
 		}
 	}
 	for s := range w.stripes {
-		k := s*w.passStride + 2*i
-		w.passes[k].Store(0)
-		w.passes[k+1].Store(0)
+		k := s*w.split.passStride + 2*i
+		w.split.passes[k].Store(0)
+		w.split.passes[k+1].Store(0)
 	}
 	// The borrowed passes are stripe 0's, published at once.
-	w.passes[2*i].Store(b)
-	w.passes[2*i+1].Store(b)
-	w.published[i].Store(b)
+	w.split.passes[2*i].Store(b)
+	w.split.passes[2*i+1].Store(b)
+	w.split.published[i].Store(b)
 }
 
 // index returns the ring slot of time t (ms), also for times before zero
@@ -261,13 +280,13 @@ func (w *Window) slot(q int64) int {
 
 // addPass adds n passes to stripe s of bucket i.
 func (w *Window) addPass(i, s int, n int64) {
-	if w.passes == nil {
+	if w.split == nil {
 		w.lines[i*w.stripes+s][Pass].Add(n)
 		return
 	}
-	k := s*w.passStride + 2*i
-	c := &w.passes[k]
-	w.publish(i, c, &w.passes[k+1], c.Add(n), w.quantum)
+	k := s*w.split.passStride + 2*i
+	c := &w.split.passes[k]
+	w.publish(i, c, &w.split.passes[k+1], c.Add(n), w.split.quantum)
 }
 
 // publish adds a stripe's unpublished passes of bucket i (count c, of
@@ -282,7 +301,7 @@ func (w *Window) publish(i int, c, p *atomic.Int64, v, quantum int64) {
 		if d < quantum {
 			return
 		}
-		f := &w.published[i]
+		f := &w.split.published[i]
 		f.Add(d)
 		if p.CompareAndSwap(old, v) {
 			return
@@ -400,8 +419,8 @@ func (w *Window) PassFits(now, acquire, limit int64) bool {
 	rest := limit - acquire
 	for j := range w.starts {
 		if j != i && w.valid(w.starts[j].Load(), now) {
-			if w.passes != nil {
-				rest -= w.published[j].Load() // published in full when bucket i began
+			if w.split != nil {
+				rest -= w.split.published[j].Load() // published in full when bucket i began
 			} else {
 				rest -= w.bucketSum(j, Pass)
 			}
@@ -410,15 +429,15 @@ func (w *Window) PassFits(now, acquire, limit int64) bool {
 	if rest < 0 {
 		return false
 	}
-	if w.passes != nil {
+	if w.split != nil {
 		// Read the published count first and the count last: both only
 		// grow, so own is at least this stripe's unpublished passes at the
 		// moment the total is read.
-		k := w.stripe()*w.passStride + 2*i
-		p := w.passes[k+1].Load()
-		f := w.published[i].Load()
-		own := w.passes[k].Load() - p
-		if f+own+w.slack <= rest {
+		k := w.stripe()*w.split.passStride + 2*i
+		p := w.split.passes[k+1].Load()
+		f := w.split.published[i].Load()
+		own := w.split.passes[k].Load() - p
+		if f+own+w.split.slack <= rest {
 			return true
 		}
 	}
@@ -459,9 +478,9 @@ func (w *Window) MaxBucket(now int64, e Event) int64 {
 
 func (w *Window) bucketSum(i int, e Event) int64 {
 	var n int64
-	if e == Pass && w.passes != nil {
-		for k := 2 * i; k < len(w.passes); k += w.passStride {
-			n += w.passes[k].Load()
+	if e == Pass && w.split != nil {
+		for k := 2 * i; k < len(w.split.passes); k += w.split.passStride {
+			n += w.split.passes[k].Load()
 		}
 		return n
 	}

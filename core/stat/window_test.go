@@ -137,6 +137,10 @@ func passFitsExact(w *Window, now, acquire, limit int64) bool {
 func TestPassFitsAgreesWithTheSum(t *testing.T) {
 	for _, stripes := range []int{1, 2, 4, 16} {
 		w := NewWindow(2, 1000, stripes)
+		var slack int64
+		if w.split != nil {
+			slack = w.split.slack
+		}
 		rng := rand.New(rand.NewPCG(1, uint64(stripes)))
 		for step := 0; step < 3000; step++ {
 			now := int64(step) // three seconds: buckets begin and expire
@@ -144,7 +148,7 @@ func TestPassFitsAgreesWithTheSum(t *testing.T) {
 			// any stripe, as if written from any P
 			w.addPass(i, rng.IntN(w.Stripes()), int64(1+rng.IntN(3)))
 			sum := w.Sum(now, Pass)
-			for _, limit := range []int64{0, sum - 1, sum, sum + 1, sum + 2, sum + w.slack, sum + w.slack + 40, 1 << 40} {
+			for _, limit := range []int64{0, sum - 1, sum, sum + 1, sum + 2, sum + slack, sum + slack + 40, 1 << 40} {
 				for _, acquire := range []int64{1, 2} {
 					require.Equal(t, passFitsExact(w, now, acquire, limit), w.PassFits(now, acquire, limit),
 						"stripes %d, at %d ms: sum %d + %d <= %d", stripes, now, sum, acquire, limit)
@@ -161,18 +165,18 @@ func checkPublished(t *testing.T, w *Window, i int) {
 	t.Helper()
 	var sum int64
 	for s := 0; s < w.Stripes(); s++ {
-		k := s*w.passStride + 2*i
-		c, p := w.passes[k].Load(), w.passes[k+1].Load()
-		assert.Less(t, c-p, w.quantum, "stripe %d", s)
+		k := s*w.split.passStride + 2*i
+		c, p := w.split.passes[k].Load(), w.split.passes[k+1].Load()
+		assert.Less(t, c-p, w.split.quantum, "stripe %d", s)
 		assert.LessOrEqual(t, p, c, "stripe %d", s)
 		sum += p
 	}
-	assert.Equal(t, sum, w.published[i].Load())
+	assert.Equal(t, sum, w.split.published[i].Load())
 }
 
 func TestPassesArePublishedInQuanta(t *testing.T) {
 	w := NewWindow(2, 1000, 4)
-	require.Equal(t, int64(256), w.quantum)
+	require.Equal(t, int64(256), w.split.quantum)
 	var wg sync.WaitGroup
 	var want atomic.Int64
 	for g := 0; g < 16; g++ {
@@ -192,8 +196,8 @@ func TestPassesArePublishedInQuanta(t *testing.T) {
 	// When the next bucket begins, the previous one is published in full:
 	// checks read it as one number.
 	w.Add(600, Block, 1)
-	assert.Equal(t, w.Sum(100, Pass), w.published[0].Load())
-	assert.Equal(t, int64(0), w.published[1].Load())
+	assert.Equal(t, w.Sum(100, Pass), w.split.published[0].Load())
+	assert.Equal(t, int64(0), w.split.published[1].Load())
 	checkPublished(t, w, 0)
 }
 
