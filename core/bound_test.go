@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"cmp"
 	"math"
 	"runtime"
 	"sync"
@@ -42,6 +43,7 @@ func TestQPSLimitBound(t *testing.T) {
 		threshold int64
 		count     int
 		opts      []core.EntryOption
+		buckets   int // of 500 ms; 24 when 0
 	}{
 		{name: "plain", threshold: high(procs), count: 1},
 		{name: "inbound", threshold: high(procs), count: 1, opts: []core.EntryOption{core.Inbound()}},
@@ -49,14 +51,15 @@ func TestQPSLimitBound(t *testing.T) {
 		{name: "low", threshold: 20, count: 1},
 		// More Ps than cores: more stripes, more goroutines descheduled
 		// inside Enter.
-		{name: "8procs", procs: 8, threshold: high(8), count: 1},
+		{name: "8procs", procs: 8, threshold: high(8), count: 1, buckets: 12},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.procs > 0 {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))
 			}
-			const goroutines, buckets = 64, 12 // 6 s of 500 ms buckets
+			const goroutines = 64
+			buckets := cmp.Or(tc.buckets, 24)
 			clk := newFakeClock()
 			e := core.NewEngine(core.WithClock(clk))
 			defer e.Close()
