@@ -209,9 +209,12 @@ var ErrInvalidArgument = errors.New("core: invalid argument")
 
 // registry holds the statistics of every measured resource.
 type registry struct {
-	m       sync.Map // string → *resStats
-	n       atomic.Int64
-	max     int64
+	m   sync.Map // string → *resStats
+	n   atomic.Int64
+	max int64
+	// stripes is what nodes with rules are split into: one stripe per P
+	// (GOMAXPROCS when the engine was made), at most 16, so that cores
+	// entering one hot resource write cache lines of their own.
 	stripes int
 }
 
