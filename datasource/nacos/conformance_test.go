@@ -49,6 +49,10 @@ func TestConformance(t *testing.T) {
 	datasourcetest.Run(t, datasourcetest.Harness{
 		Timeout:          30 * time.Second,
 		IgnoreGoroutines: sdkGoroutines,
+		// A round takes about 2 s here: the writer waits until a read shows
+		// each write (the server shows it at its next refresh, 0.3-1.1 s),
+		// so 300 rounds would take 10 minutes a case.
+		BurstRounds: 100,
 		New: func(t *testing.T) datasourcetest.Backend {
 			n++
 			dataID := fmt.Sprintf("bulwark-conformance-%d-%d", time.Now().UnixNano(), n)
