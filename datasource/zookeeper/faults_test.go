@@ -291,9 +291,9 @@ func TestInvalidDocumentKeepsRules(t *testing.T) {
 
 	src := zookeeper.New(writer, path)
 	for _, bad := range []struct{ doc, names string }{
-		{`[{"resource":"a","count":-1}]`, "[0].count: must be >= 0"}, // invalid rule
-		{`[{"resource":"a","count":5,}]`, "decode"},                  // not JSON
-		{`[{"resource":"a","cuont":5}]`, "[0].cuont: unknown field"}, // unknown field
+		{`[{"resource":"a","count":-1}]`, `[0] "a": count: must be >= 0`}, // invalid rule
+		{`[{"resource":"a","count":5,}]`, "decode"},                       // not JSON
+		{`[{"resource":"a","cuont":5}]`, `[0] "a": cuont: unknown field`}, // unknown field
 	} {
 		put(t, ctx, writer, path, []byte(bad.doc))
 		snap, err := src.Read(ctx)
