@@ -69,8 +69,9 @@ const (
 // the stripe of the processor (the scheduler's P) its goroutine runs on, so
 // with one stripe per P, writers on different cores never write the same
 // line and a hot resource does not bounce a counter between them. Readers
-// sum the stripes. The bucket starts live together in a line that writers
-// only read, except once per bucket length.
+// sum the stripes. The bucket starts live together (in a striped window,
+// on a line of their own); writers only read them, except once per bucket
+// length.
 //
 // # Passes of a striped window
 //
