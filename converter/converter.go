@@ -78,17 +78,51 @@ func newOptions(opts []Option) options {
 
 // kind is everything the codec of one rule type needs.
 type kind[T any] struct {
-	object   *object[T]
-	defaults func() T
-	validate func(T) error
-	encode   func(T) (any, []string) // the Java-shaped value to marshal, and fields out of Java's int range
-	resource func(*T) string         // the resource, to name a rule in problems
-	identity func(*T) string         // what matches a rule to its previous version (EncodeOver)
-	equal    func(a, b *T) bool      // equal after decoding
+	object *object[T]
+	// normalize is the rule type's WithDefaults: Java's default in place
+	// of every zero value that stands for one. Decoded rules and rules to
+	// encode go through it.
+	normalize func(T) T
+	validate  func(T) error
+	encode    func(T) (any, []string) // the Java-shaped value to marshal, and fields out of Java's int range
+	resource  func(*T) string         // the resource, to name a rule in problems
+	identity  func(*T) string         // what matches a rule to its previous version (EncodeOver)
+	equal     func(a, b *T) bool      // equal after decoding
+}
+
+// defaults is the rule a document's object starts from: Java's defaults.
+func (k *kind[T]) defaults() T {
+	var zero T
+	return k.normalize(zero)
+}
+
+// check applies the defaults of a decoded rule and validates it.
+func (k *kind[T]) check(t *T) error {
+	*t = k.normalize(*t)
+	return k.validate(*t)
+}
+
+// normalizeAll returns rules with their defaults applied, in a new slice.
+func (k *kind[T]) normalizeAll(rules []T) []T {
+	if len(rules) == 0 {
+		return nil
+	}
+	out := make([]T, len(rules))
+	for i, r := range rules {
+		out[i] = k.normalize(r)
+	}
+	return out
+}
+
+// normalizeSet returns rs with every rule's defaults applied.
+func normalizeSet(rs Rules) Rules {
+	return Rules{Flow: flowKind.normalizeAll(rs.Flow), CircuitBreaker: cbKind.normalizeAll(rs.CircuitBreaker),
+		System: sysKind.normalizeAll(rs.System), Authority: authKind.normalizeAll(rs.Authority),
+		Hotspot: hotKind.normalizeAll(rs.Hotspot)}
 }
 
 func (k *kind[T]) read(d *decoder) []T {
-	return readList(d, k.object, k.defaults, k.validate, k.resource)
+	return readList(d, k.object, k.defaults, k.check, k.resource)
 }
 
 // Every codec of this package is an Inspector and a Patcher.
@@ -157,15 +191,15 @@ func (c list[T]) EncodeOver(prev []byte, rules []T) ([]byte, error) {
 }
 
 var (
-	flowKind = &kind[flow.Rule]{flowObject, flowDefaults, flow.Rule.Validate, encodeFlow,
+	flowKind = &kind[flow.Rule]{flowObject, flow.Rule.WithDefaults, flow.Rule.Validate, encodeFlow,
 		func(r *flow.Rule) string { return r.Resource }, flowIdentity, eq[flow.Rule]}
-	cbKind = &kind[circuitbreaker.Rule]{cbObject, cbDefaults, circuitbreaker.Rule.Validate, encodeCircuitBreaker,
+	cbKind = &kind[circuitbreaker.Rule]{cbObject, circuitbreaker.Rule.WithDefaults, circuitbreaker.Rule.Validate, encodeCircuitBreaker,
 		func(r *circuitbreaker.Rule) string { return r.Resource }, cbIdentity, eq[circuitbreaker.Rule]}
-	sysKind = &kind[system.Rule]{systemObject, systemDefaults, system.Rule.Validate, encodeSystem,
+	sysKind = &kind[system.Rule]{systemObject, system.Rule.WithDefaults, system.Rule.Validate, encodeSystem,
 		func(*system.Rule) string { return "" }, func(*system.Rule) string { return "" }, eq[system.Rule]}
-	authKind = &kind[authority.Rule]{authorityObject, authorityDefaults, authority.Rule.Validate, encodeAuthority,
+	authKind = &kind[authority.Rule]{authorityObject, func(r authority.Rule) authority.Rule { return r }, authority.Rule.Validate, encodeAuthority,
 		func(r *authority.Rule) string { return r.Resource }, func(r *authority.Rule) string { return r.Resource }, eq[authority.Rule]}
-	hotKind = &kind[hotspot.Rule]{hotspotObject, hotspotDefaults, hotspot.Rule.Validate, encodeHotspot,
+	hotKind = &kind[hotspot.Rule]{hotspotObject, hotspot.Rule.WithDefaults, hotspot.Rule.Validate, encodeHotspot,
 		func(r *hotspot.Rule) string { return r.Resource }, hotspotIdentity, hotspotEqual}
 )
 

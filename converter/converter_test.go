@@ -169,9 +169,9 @@ func TestCircuitBreaker(t *testing.T) {
 
 	_, err = CircuitBreakerRules().Convert([]byte(`[{"resource":"a","grade":1,"count":2,"statIntervalMs":0},{"resource":"b","grade":3}]`))
 	assert.Equal(t, []string{
+		`[0] "a": statIntervalMs: must be > 0 (ms)`, // Java refuses 0; leaving it out means 1000
 		`[0] "a": count: must be a ratio in [0, 1] for grade errorRatio, got 2`,
 		`[0] "a": timeWindow: must be > 0 (seconds)`,
-		`[0] "a": statIntervalMs: must be > 0 (ms)`,
 		`[1] "b": grade: expected 0 (slowRequestRatio), 1 (errorRatio), 2 (errorCount) or 100 (avgRt), found 3`,
 		`[1] "b": timeWindow: must be > 0 (seconds)`,
 	}, problems(t, err))
@@ -316,7 +316,7 @@ func TestEncodeRefusesInvalidRules(t *testing.T) {
 
 	_, err = RuleSet().Encode(Rules{System: []system.Rule{{}}})
 	assert.ErrorIs(t, err, ErrInvalid)
-	assert.Contains(t, err.Error(), "system[0].highestSystemLoad: must not be 0")
+	assert.Contains(t, err.Error(), "system[0]: rule sets no threshold")
 }
 
 func TestStringEscapes(t *testing.T) {

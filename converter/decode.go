@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/bulwark-go/bulwark/core/rule"
 )
 
 // seg is one step of a JSON path: a key, or an index when key is "".
@@ -235,21 +238,32 @@ func (d *decoder) readInt(bits int) (int64, bool) {
 	return int64(f), true
 }
 
-// enum describes the values of an enum field.
+// enum describes the values of an enum field: its Go values, Java's
+// numbers for them and their names.
 type enum struct {
-	values []int
+	values []int // Go values
+	java   []int // Java's number of values[i]
 	names  []string
 	want   string // "0 (thread) or 1 (QPS)"
 }
 
+// newEnum describes an enum whose Go values are Java's numbers; see
+// withJava for one whose are not.
 func newEnum[E ~int](values ...E) *enum {
 	e := &enum{}
-	var parts []string
 	for _, v := range values {
-		name := any(v).(fmt.Stringer).String()
 		e.values = append(e.values, int(v))
-		e.names = append(e.names, name)
-		parts = append(parts, fmt.Sprintf("%d (%s)", int(v), name))
+		e.names = append(e.names, any(v).(fmt.Stringer).String())
+	}
+	return e.withJava(e.values...)
+}
+
+// withJava sets Java's numbers of the values, in order, and returns e.
+func (e *enum) withJava(numbers ...int) *enum {
+	e.java = numbers
+	parts := make([]string, len(e.values))
+	for i := range e.values {
+		parts[i] = fmt.Sprintf("%d (%s)", e.java[i], e.names[i])
 	}
 	switch len(parts) {
 	case 1:
@@ -258,6 +272,17 @@ func newEnum[E ~int](values ...E) *enum {
 		e.want = strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
 	}
 	return e
+}
+
+// javaOf returns Java's number of the Go value v (v itself when it is
+// none of the enum's values, which Validate refuses).
+func (e *enum) javaOf(v int) int {
+	for i, x := range e.values {
+		if x == v {
+			return e.java[i]
+		}
+	}
+	return v
 }
 
 // readEnum reads an enum as its number or its name, in any case.
@@ -283,9 +308,9 @@ func (d *decoder) readEnum(e *enum) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		for _, x := range e.values {
+		for i, x := range e.java {
 			if int64(x) == v {
-				return x, true
+				return e.values[i], true
 			}
 		}
 		d.problem(ErrInvalid, "expected %s, found %d", e.want, v)
@@ -474,15 +499,16 @@ func decodeInto[T any](d *decoder, o *object[T], t *T) (isObject, wrapped bool) 
 }
 
 // readList reads a JSON array of T at pos, each element starting from
-// defaults; empty arrays and null give nil. validate, if not nil, checks
-// each element; its problems ("field: message") are reported under the
-// element's path unless decoding reported that path already.
+// defaults; empty arrays and null give nil. check, if not nil, finishes
+// each element (applies its defaults) and validates it; its problems
+// (*rule.FieldError) are reported under the element's path unless
+// decoding reported that path already.
 //
 // With name, the elements are rules: problems carry the rule's index and
 // resource (name's result), a rule with a problem is left out of the
 // result, and d.rec records the list. Without, the list is a part of a
 // rule (paramFlowItemList).
-func readList[T any](d *decoder, o *object[T], defaults func() T, validate func(T) error, name func(*T) string) []T {
+func readList[T any](d *decoder, o *object[T], defaults func() T, check func(*T) error, name func(*T) string) []T {
 	if d.null() {
 		return nil
 	}
@@ -526,8 +552,8 @@ func readList[T any](d *decoder, o *object[T], defaults func() T, validate func(
 			if d.err != nil {
 				return nil
 			}
-			if isObject && validate != nil {
-				if err := validate(*t); err != nil {
+			if isObject && check != nil {
+				if err := check(t); err != nil {
 					if wrapped {
 						d.push("rule")
 					}
@@ -572,19 +598,20 @@ func readList[T any](d *decoder, o *object[T], defaults func() T, validate func(
 	return out
 }
 
-// validation reports the errors of a Validate method, each "field: problem",
-// under the current path, except paths already in seen.
+// validation reports the problems of a Validate method under the current
+// path, each at its field's path, except paths already in seen. A problem
+// of the rule as a whole is left out when decoding refused a value of the
+// rule (ErrInvalid): it follows from that (a system rule whose only
+// threshold was refused sets none).
 func (d *decoder) validation(err error, seen []Problem) {
 	base := d.pathString()
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	for _, e := range errs {
-		msg := e.Error()
+	refused := slices.ContainsFunc(seen, func(p Problem) bool { return p.Err == ErrInvalid })
+	for _, fe := range rule.Fields(err) {
 		path := base
-		if field, rest, ok := strings.Cut(msg, ": "); ok && isFieldPath(field) {
-			path, msg = base+"."+field, rest
+		if fe.Field != "" {
+			path = base + "." + fe.Field
+		} else if refused {
+			continue
 		}
 		dup := false
 		for _, p := range seen {
@@ -594,21 +621,9 @@ func (d *decoder) validation(err error, seen []Problem) {
 			}
 		}
 		if !dup {
-			d.problems = append(d.problems, Problem{Path: path, Rule: d.rule, Line: -1, Column: d.at, Message: msg, Err: ErrInvalid})
+			d.problems = append(d.problems, Problem{Path: path, Rule: d.rule, Line: -1, Column: d.at, Message: fe.Err.Error(), Err: ErrInvalid})
 		}
 	}
-}
-
-func isFieldPath(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '[' || c == ']' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // locate turns the offsets of the problems and warnings into lines and

@@ -30,8 +30,22 @@
 // clientOfflineTime 2000) or ParamFlowClusterConfig (fallbackToLocalWhenFail
 // false, sampleCount 10, windowIntervalMs 1000).
 //
+// The rule types' zero values stand for the same defaults (their
+// WithDefaults methods), so decoded rules carry the defaults, and Encode
+// writes a rule with zero fields as Java's numbers: flow.Rule{Resource:
+// "r", Count: 2} is written with "grade":1, "limitApp":"default",
+// "warmUpPeriodSec":10 and so on. A document's explicit 0 in such a field
+// reads as the default too, except where Java refuses 0 whatever the
+// rest of the rule: minRequestAmount, statIntervalMs and durationInSec
+// must be > 0, and a system threshold of 0 (which Java takes as one that
+// blocks all inbound traffic) is refused in favour of -1. A degrade
+// rule's slowRatioThreshold 0 (any slow call opens the breaker) reads as
+// math.SmallestNonzeroFloat64, which behaves the same, and is written
+// back as 0.
+//
 // Enums are written as Java's numbers and read as numbers or as names in
-// any case: "grade": "QPS", "controlBehavior": "warmUp", "strategy":
+// any case (the Go values of flow.Grade and hotspot.Grade are not Java's
+// numbers, so that their zero value is QPS; the codecs map them): "grade": "QPS", "controlBehavior": "warmUp", "strategy":
 // "black", "grade": "errorRatio". Circuit breakers also have grade 100,
 // "avgRt", Sentinel's average-RT strategy before 1.8, with its
 // rtSlowRequestAmount field (default 5); Java 1.8 ignores such a rule.

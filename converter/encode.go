@@ -72,12 +72,13 @@ func encodeArray[T any](e *encoder, prefix string, k *kind[T], rules []T, indent
 	e.buf = append(e.buf, ']')
 }
 
-// encodeRule writes rule i of a list as a JSON object on one line, or
-// records its problems.
-func encodeRule[T any](e *encoder, prefix string, k *kind[T], i int, r *T) {
+// encodeRule writes rule i of a list as a JSON object on one line, with
+// its defaults applied, or records its problems.
+func encodeRule[T any](e *encoder, prefix string, k *kind[T], i int, given *T) {
 	base := prefix + "[" + strconv.Itoa(i) + "]"
 	n := len(e.problems)
-	res := k.resource(r)
+	res := k.resource(given)
+	r := new(k.normalize(*given)) // Java's numbers for the defaults
 	if err := k.validate(*r); err != nil {
 		d := decoder{rule: i}
 		d.path = []seg{{key: base}}
@@ -158,7 +159,7 @@ func encodeFlow(r flow.Rule) (any, []string) {
 	var j javaInt
 	c := r.ClusterConfig
 	v := flowJSON{
-		Resource: r.Resource, LimitApp: r.LimitApp, Grade: int(r.Grade), Count: r.Count,
+		Resource: r.Resource, LimitApp: r.LimitApp, Grade: flowGrade.javaOf(int(r.Grade)), Count: r.Count,
 		Strategy: int(r.Strategy), RefResource: r.RefResource, ControlBehavior: int(r.ControlBehavior),
 		WarmUpPeriodSec:   j.check("warmUpPeriodSec", r.WarmUpPeriodSec),
 		MaxQueueingTimeMs: j.check("maxQueueingTimeMs", r.MaxQueueingTimeMs),
@@ -196,11 +197,15 @@ type degradeJSON struct {
 
 func encodeCircuitBreaker(r circuitbreaker.Rule) (any, []string) {
 	var j javaInt
+	slow := r.SlowRatioThreshold
+	if slow == anySlowCall {
+		slow = 0
+	}
 	return degradeJSON{
 		Resource: r.Resource, LimitApp: r.LimitApp, Grade: int(r.Grade), Count: r.Count,
 		TimeWindow:          j.check("timeWindow", r.TimeWindow),
 		MinRequestAmount:    j.check("minRequestAmount", r.MinRequestAmount),
-		SlowRatioThreshold:  r.SlowRatioThreshold,
+		SlowRatioThreshold:  slow,
 		StatIntervalMs:      j.check("statIntervalMs", r.StatIntervalMs),
 		RTSlowRequestAmount: j.check("rtSlowRequestAmount", r.RTSlowRequestAmount),
 	}, j
@@ -265,7 +270,7 @@ func encodeHotspot(r hotspot.Rule) (any, []string) {
 	}
 	c := r.ClusterConfig
 	v := paramFlowJSON{
-		Resource: r.Resource, LimitApp: r.LimitApp, Grade: int(r.Grade),
+		Resource: r.Resource, LimitApp: r.LimitApp, Grade: hotspotGrade.javaOf(int(r.Grade)),
 		ParamIdx:          j.check("paramIdx", r.ParamIdx),
 		Count:             r.Count,
 		ControlBehavior:   int(r.ControlBehavior),

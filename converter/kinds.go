@@ -1,6 +1,7 @@
 package converter
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/bulwark-go/bulwark/core/authority"
@@ -32,6 +33,21 @@ func floatField[T any](name string, set func(*T, float64)) field[T] {
 func intField[T any](name string, bits int, set func(*T, int64)) field[T] {
 	return field[T]{name, func(d *decoder, t *T) {
 		if v, ok := d.readInt(bits); ok {
+			set(t, v)
+		}
+	}}
+}
+
+// positiveField reads a Java int (bits 32) or long (64) that Java refuses
+// to be 0 or less: a zero field means Java's default, so a document's 0 is
+// refused here, with Validate's message (why) for 0 and below.
+func positiveField[T any](name string, bits int, why string, set func(*T, int64)) field[T] {
+	return field[T]{name, func(d *decoder, t *T) {
+		if v, ok := d.readInt(bits); ok {
+			if v == 0 {
+				d.problem(ErrInvalid, "%s", why)
+				return
+			}
 			set(t, v)
 		}
 	}}
@@ -111,7 +127,9 @@ var (
 // Flow: Java FlowRule.
 
 var (
-	flowGrade    = newEnum(flow.GradeThread, flow.GradeQPS)
+	// Go's zero Grade is Java's default, QPS; Java's numbers are 0 thread,
+	// 1 QPS.
+	flowGrade    = newEnum(flow.GradeThread, flow.GradeQPS).withJava(0, 1)
 	flowStrategy = newEnum(flow.Direct, flow.Relate, flow.Chain)
 	flowBehavior = newEnum(flow.Reject, flow.WarmUp, flow.RateLimiter, flow.WarmUpRateLimiter)
 )
@@ -161,13 +179,14 @@ var flowObject = func() *object[flow.Rule] {
 	return o
 }()
 
-// flowDefaults are Java FlowRule's defaults.
-func flowDefaults() flow.Rule {
-	return flow.Rule{LimitApp: flow.LimitAppDefault, Grade: flow.GradeQPS, WarmUpPeriodSec: 10, MaxQueueingTimeMs: 500}
-}
-
 // Circuit breaker: Java DegradeRule, plus rtSlowRequestAmount of the
 // pre-1.8 average-RT strategy.
+
+// anySlowCall is Java's slowRatioThreshold 0 (any slow call opens the
+// breaker): a zero SlowRatioThreshold means Java's default, 1.0, so a
+// document's 0 reads as the smallest ratio above 0, which behaves the same
+// (a ratio of calls is 0 or at least 1/calls), and is written back as 0.
+const anySlowCall = math.SmallestNonzeroFloat64
 
 var cbGrade = newEnum(circuitbreaker.SlowRequestRatio, circuitbreaker.ErrorRatio, circuitbreaker.ErrorCount, circuitbreaker.AvgRT)
 
@@ -179,41 +198,65 @@ var cbObject = func() *object[circuitbreaker.Rule] {
 		enumField("grade", cbGrade, func(r *R, v int) { r.Grade = circuitbreaker.Grade(v) }),
 		floatField("count", func(r *R, v float64) { r.Count = v }),
 		intField("timeWindow", 32, func(r *R, v int64) { r.TimeWindow = int(v) }),
-		intField("minRequestAmount", 32, func(r *R, v int64) { r.MinRequestAmount = int(v) }),
-		floatField("slowRatioThreshold", func(r *R, v float64) { r.SlowRatioThreshold = v }),
-		intField("statIntervalMs", 32, func(r *R, v int64) { r.StatIntervalMs = int(v) }),
+		positiveField("minRequestAmount", 32, "must be > 0", func(r *R, v int64) { r.MinRequestAmount = int(v) }),
+		floatField("slowRatioThreshold", func(r *R, v float64) {
+			if v == 0 {
+				v = anySlowCall // Java's 0; a zero field means Java's default, 1.0
+			}
+			r.SlowRatioThreshold = v
+		}),
+		positiveField("statIntervalMs", 32, "must be > 0 (ms)", func(r *R, v int64) { r.StatIntervalMs = int(v) }),
 		intField("rtSlowRequestAmount", 32, func(r *R, v int64) { r.RTSlowRequestAmount = int(v) }),
 	})
 	o.ignored = entityFields(legacyCut, legacyPassCount)
 	return o
 }()
 
-// cbDefaults are Java DegradeRule's defaults (rtSlowRequestAmount: Java 1.7's).
-func cbDefaults() circuitbreaker.Rule {
-	return circuitbreaker.Rule{LimitApp: circuitbreaker.LimitAppDefault, MinRequestAmount: 5, StatIntervalMs: 1000,
-		SlowRatioThreshold: 1.0, RTSlowRequestAmount: circuitbreaker.DefaultRTSlowRequestAmount}
-}
-
 // System: Java SystemRule. Its inherited resource and limitApp mean
 // nothing to Java and are accepted and ignored.
+
+// System thresholds: a document's 0 is refused. Java takes it as a
+// threshold that blocks all inbound traffic, and a zero field means unset
+// (Java's default, -1).
+
+const zeroThreshold = "must not be 0, which would block all inbound traffic; use -1 to leave it unset"
+
+func systemFloat(name string, set func(*system.Rule, float64)) field[system.Rule] {
+	return field[system.Rule]{name, func(d *decoder, r *system.Rule) {
+		if v, ok := d.readFloat(); ok {
+			if v == 0 {
+				d.problem(ErrInvalid, zeroThreshold)
+				return
+			}
+			set(r, v)
+		}
+	}}
+}
+
+func systemInt(name string, set func(*system.Rule, int64)) field[system.Rule] {
+	return field[system.Rule]{name, func(d *decoder, r *system.Rule) {
+		if v, ok := d.readInt(64); ok {
+			if v == 0 {
+				d.problem(ErrInvalid, zeroThreshold)
+				return
+			}
+			set(r, v)
+		}
+	}}
+}
 
 var systemObject = func() *object[system.Rule] {
 	type R = system.Rule
 	o := newObject([]field[R]{
-		floatField("highestSystemLoad", func(r *R, v float64) { r.HighestSystemLoad = v }),
-		floatField("highestCpuUsage", func(r *R, v float64) { r.HighestCPUUsage = v }),
-		floatField("qps", func(r *R, v float64) { r.QPS = v }),
-		intField("avgRt", 64, func(r *R, v int64) { r.AvgRT = v }),
-		intField("maxThread", 64, func(r *R, v int64) { r.MaxThread = v }),
+		systemFloat("highestSystemLoad", func(r *R, v float64) { r.HighestSystemLoad = v }),
+		systemFloat("highestCpuUsage", func(r *R, v float64) { r.HighestCPUUsage = v }),
+		systemFloat("qps", func(r *R, v float64) { r.QPS = v }),
+		systemInt("avgRt", func(r *R, v int64) { r.AvgRT = v }),
+		systemInt("maxThread", func(r *R, v int64) { r.MaxThread = v }),
 	})
 	o.ignored = entityFields(ignored{"resource", skipString, ""}, ignored{"limitApp", skipString, ""}, legacyAvgLoad)
 	return o
 }()
-
-func systemDefaults() system.Rule {
-	return system.Rule{HighestSystemLoad: system.Unset, HighestCPUUsage: system.Unset, QPS: system.Unset,
-		AvgRT: system.Unset, MaxThread: system.Unset}
-}
 
 // Authority: Java AuthorityRule; the dashboard wraps it in an entity.
 
@@ -231,12 +274,10 @@ var authorityObject = func() *object[authority.Rule] {
 	return o
 }()
 
-func authorityDefaults() authority.Rule { return authority.Rule{} }
-
 // Hotspot: Java ParamFlowRule; the dashboard wraps it in an entity.
 
 var (
-	hotspotGrade    = newEnum(hotspot.GradeThread, hotspot.GradeQPS)
+	hotspotGrade    = newEnum(hotspot.GradeThread, hotspot.GradeQPS).withJava(0, 1)
 	hotspotBehavior = newEnum(hotspot.Reject, hotspot.RateLimiter)
 )
 
@@ -298,7 +339,7 @@ var hotspotObject = func() *object[hotspot.Rule] {
 		enumField("controlBehavior", hotspotBehavior, func(r *R, v int) { r.ControlBehavior = hotspot.ControlBehavior(v) }),
 		intField("maxQueueingTimeMs", 32, func(r *R, v int64) { r.MaxQueueingTimeMs = int(v) }),
 		intField("burstCount", 32, func(r *R, v int64) { r.BurstCount = int(v) }),
-		intField("durationInSec", 64, func(r *R, v int64) { r.DurationInSec = v }),
+		positiveField("durationInSec", 64, "must be > 0 (seconds)", func(r *R, v int64) { r.DurationInSec = v }),
 		{"paramFlowItemList", func(d *decoder, r *R) {
 			r.ParamFlowItemList = readList(d, hotspotItemObject, func() hotspot.ParamFlowItem { return hotspot.ParamFlowItem{} }, nil, nil)
 		}},
@@ -317,7 +358,3 @@ var hotspotObject = func() *object[hotspot.Rule] {
 	o.wrapped = true
 	return o
 }()
-
-func hotspotDefaults() hotspot.Rule {
-	return hotspot.Rule{LimitApp: hotspot.LimitAppDefault, Grade: hotspot.GradeQPS, DurationInSec: 1}
-}

@@ -31,6 +31,7 @@ func (c list[T]) encodeOver(prev []byte, rules []T) (out []byte, fellBack bool, 
 	if err != nil {
 		return nil, false, err
 	}
+	rules = c.k.normalizeAll(rules) // as decoded rules are
 	rec := &listRec{open: -1}
 	old, _, d, err := c.decode(prev, rec)
 	if de, _ := err.(*DecodeError); d == nil || rec.open < 0 || (de != nil && !de.Partial) {
@@ -61,6 +62,7 @@ func (c ruleSet) encodeOver(prev []byte, rs Rules) (out []byte, fellBack bool, e
 	if err != nil {
 		return nil, false, err
 	}
+	rs = normalizeSet(rs) // as decoded rules are
 	var recs setRec
 	for i := range recs {
 		recs[i].open = -1

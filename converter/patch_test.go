@@ -98,7 +98,7 @@ func TestEncodeOverMatching(t *testing.T) {
 	r.ClusterConfig = flow.ClusterConfig{FlowID: 7, FallbackToLocalWhenFail: true, SampleCount: 10, WindowIntervalMs: 1000}
 	out, err = c.EncodeOver(prev, []flow.Rule{rules[0], rules[1], r})
 	require.NoError(t, err)
-	assert.Equal(t, `{ "resource" : "GET /items",   "grade": "QPS", "count": 5 , "regex": false, "clusterMode":true, "clusterConfig":{"flowId":7,"thresholdType":0,"fallbackToLocalWhenFail":true,"strategy":0,"sampleCount":10,"windowIntervalMs":1000,"resourceTimeout":0,"resourceTimeoutStrategy":0,"acquireRefuseStrategy":0,"clientOfflineTime":0} }`,
+	assert.Equal(t, `{ "resource" : "GET /items",   "grade": "QPS", "count": 5 , "regex": false, "clusterMode":true, "clusterConfig":{"flowId":7,"thresholdType":0,"fallbackToLocalWhenFail":true,"strategy":0,"sampleCount":10,"windowIntervalMs":1000,"resourceTimeout":2000,"resourceTimeoutStrategy":0,"acquireRefuseStrategy":0,"clientOfflineTime":2000} }`,
 		ruleTexts(t, out)[2])
 
 	// Nothing left: an empty array, the header kept.

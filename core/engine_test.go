@@ -17,8 +17,9 @@ import (
 
 var bg = context.Background()
 
+// qps is a QPS rule as the engine holds it, with Java's defaults.
 func qps(resource string, count float64) flow.Rule {
-	return flow.Rule{Resource: resource, Grade: flow.GradeQPS, Count: count}
+	return flow.Rule{Resource: resource, Grade: flow.GradeQPS, Count: count}.WithDefaults()
 }
 
 // passes enters resource n times and returns how many were admitted.

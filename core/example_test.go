@@ -59,13 +59,19 @@ func ExampleRuleManager_Load() {
 	e := core.NewEngine()
 	defer e.Close()
 	err := e.Flow().Load([]flow.Rule{
-		{Resource: "a", Grade: flow.GradeQPS, Count: 10},
-		{Resource: "b", Grade: flow.GradeQPS, Count: -1},
-		{Resource: "c", Grade: flow.GradeQPS, Count: 1, ControlBehavior: flow.WarmUp},
+		{Resource: "a", Count: 10}, // Grade's zero value is QPS, Java's default
+		{Resource: "b", Count: -1},
+		{Resource: "", Count: 1, ControlBehavior: flow.WarmUp, WarmUpPeriodSec: -5},
 	})
 	fmt.Println(err)
 	fmt.Println(len(e.Flow().Rules()), "rules in force")
+
+	// Fields left at zero get Java's defaults.
+	_ = e.Flow().Load([]flow.Rule{{Resource: "a", Count: 10, ControlBehavior: flow.WarmUp}})
+	r := e.Flow().Rules()[0]
+	fmt.Println(r.Grade, r.LimitApp, r.WarmUpPeriodSec)
 	// Output:
-	// core: flow rules rejected, previous rules kept: rules[1].count: must be >= 0; rules[2].warmUpPeriodSec: must be > 0 for warmUp
+	// core: flow rules rejected, previous rules kept: rules[1].count: must be >= 0; rules[2].resource: must not be empty; rules[2].warmUpPeriodSec: must be >= 0
 	// 0 rules in force
+	// QPS default 10
 }

@@ -8,6 +8,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/hotspot"
+	"github.com/bulwark-go/bulwark/core/rule"
+	"github.com/bulwark-go/bulwark/core/system"
 )
 
 // ErrInvalidRules is wrapped by every [*ValidationError]:
@@ -17,24 +23,38 @@ var ErrInvalidRules = errors.New("core: invalid rules")
 
 // RuleError is one rule that failed validation.
 type RuleError struct {
-	Index int   // position in the list given to Load
-	Rule  any   // the rule itself
-	Err   error // every problem, each "field: problem"
+	Index int // position in the list given to Load
+	Rule  any // the rule itself, as given
+	// Err is what the rule's Validate returned: one *rule.FieldError per
+	// problem, joined; rule.Fields lists them.
+	Err error
 }
 
+// Error names the rule by index and each problem by field:
+// "rules[3].count: must be >= 0; rules[3].resource: must not be empty".
 func (e RuleError) Error() string {
 	var b strings.Builder
-	for i, p := range flatten(e.Err) {
+	for i, p := range rule.Fields(e.Err) {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "rules[%d].%v", e.Index, p)
+		fmt.Fprintf(&b, "rules[%d]", e.Index)
+		if p.Field != "" {
+			b.WriteString(".")
+		} else {
+			b.WriteString(": ")
+		}
+		b.WriteString(p.Error())
 	}
 	return b.String()
 }
 
+// Unwrap returns Err, so that errors.As finds its *rule.FieldError.
+func (e RuleError) Unwrap() error { return e.Err }
+
 // ValidationError lists the invalid rules of a Load. In strict mode (the
 // default) nothing was applied; in lenient mode the valid rules were.
+// errors.As finds a [RuleError] and a *rule.FieldError in it.
 type ValidationError struct {
 	Kind    string      // "flow", "circuitbreaker", …
 	Rules   []RuleError // every invalid rule, in list order
@@ -60,18 +80,13 @@ func (e *ValidationError) Error() string {
 // Is makes errors.Is(err, ErrInvalidRules) true.
 func (e *ValidationError) Is(target error) bool { return target == ErrInvalidRules }
 
-func flatten(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, flatten(e)...)
-		}
-		return out
+// Unwrap returns the rule errors.
+func (e *ValidationError) Unwrap() []error {
+	errs := make([]error, len(e.Rules))
+	for i, r := range e.Rules {
+		errs[i] = r
 	}
-	if err == nil {
-		return nil
-	}
-	return []error{err}
+	return errs
 }
 
 // RuleChange describes one swap of a kind's rules, for audit logs.
@@ -90,6 +105,8 @@ type RuleChange[R any] struct {
 type kind[R any] struct {
 	name     string
 	validate func(R) error
+	// defaults is the rule type's WithDefaults (set by newRuleManager).
+	defaults func(R) R
 	equal    func(a, b R) bool
 	resource func(R) string
 	// rules returns the kind's rules in force in t.
@@ -116,7 +133,30 @@ type RuleManager[R any] struct {
 }
 
 func newRuleManager[R any](e *Engine, k kind[R]) *RuleManager[R] {
+	if k.defaults == nil {
+		k.defaults = defaultsOf[R]()
+	}
 	return &RuleManager[R]{e: e, k: k, listeners: make(map[uint64]func(RuleChange[R]))}
+}
+
+// defaultsOf returns the WithDefaults method of the rule type R, or the
+// identity for a type whose zero values are all Java's defaults
+// (authority.Rule).
+func defaultsOf[R any]() func(R) R {
+	var f any
+	switch any(*new(R)).(type) {
+	case flow.Rule:
+		f = flow.Rule.WithDefaults
+	case circuitbreaker.Rule:
+		f = circuitbreaker.Rule.WithDefaults
+	case system.Rule:
+		f = system.Rule.WithDefaults
+	case hotspot.Rule:
+		f = hotspot.Rule.WithDefaults
+	default:
+		return func(r R) R { return r }
+	}
+	return f.(func(R) R)
 }
 
 // SetLenient switches the manager between strict (the default: one invalid
@@ -124,7 +164,8 @@ func newRuleManager[R any](e *Engine, k kind[R]) *RuleManager[R] {
 // Load's *ValidationError lists the skipped ones with Applied set).
 func (m *RuleManager[R]) SetLenient(lenient bool) { m.lenient.Store(lenient) }
 
-// Rules returns a copy of the rules in force.
+// Rules returns a copy of the rules in force, as Load applied them: with
+// Java's defaults in place of zero values (the rule types' WithDefaults).
 func (m *RuleManager[R]) Rules() []R { return slices.Clone(m.k.rules(m.e.table.Load())) }
 
 // Register makes p the source of this manager's rules, replacing any
@@ -156,16 +197,17 @@ func (m *RuleManager[R]) OnChange(fn func(RuleChange[R])) (cancel func()) {
 	}
 }
 
-// Load validates every rule and swaps the list in. In strict mode an
-// invalid rule rejects the whole list: the returned *ValidationError names
-// every bad rule by index and field, and the rules in force do not change.
-// A list equal to the one in force is recognised and skipped. Rules equal
-// to rules in force keep their state.
+// Load applies each rule's defaults (a zero field means Java's default:
+// see the rule types' WithDefaults), validates every rule and swaps the
+// list in. In strict mode an invalid rule rejects the whole list: the
+// returned *ValidationError names every bad rule by index and field, and
+// the rules in force do not change. A list equal to the one in force is
+// recognised and skipped. Rules equal to rules in force keep their state.
 func (m *RuleManager[R]) Load(rules []R) error {
 	// The rules in force are valid, so a list equal to them needs no
 	// validation: this is the common case of a datasource re-reading an
 	// unchanged document.
-	if slices.EqualFunc(rules, m.k.rules(m.e.table.Load()), m.k.equal) {
+	if slices.EqualFunc(rules, m.k.rules(m.e.table.Load()), func(a, b R) bool { return m.k.equal(m.k.defaults(a), b) }) {
 		return nil
 	}
 	valid, verr := m.check(rules)
@@ -194,16 +236,22 @@ func (m *RuleManager[R]) Load(rules []R) error {
 	return nil
 }
 
-// check validates rules; in lenient mode it returns the valid ones.
-func (m *RuleManager[R]) check(rules []R) ([]R, *ValidationError) {
+// check applies the rules' defaults and validates them; in lenient mode it
+// returns the valid ones.
+func (m *RuleManager[R]) check(given []R) ([]R, *ValidationError) {
+	var rules []R
+	if len(given) > 0 {
+		rules = make([]R, len(given))
+	}
 	var bad []RuleError
-	for i, r := range rules {
-		if err := m.k.validate(r); err != nil {
+	for i, r := range given {
+		rules[i] = m.k.defaults(r)
+		if err := m.k.validate(rules[i]); err != nil {
 			bad = append(bad, RuleError{Index: i, Rule: r, Err: err})
 		}
 	}
 	if len(bad) == 0 {
-		return slices.Clone(rules), nil
+		return rules, nil
 	}
 	verr := &ValidationError{Kind: m.k.name, Rules: bad}
 	if !m.lenient.Load() {

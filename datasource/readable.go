@@ -694,6 +694,9 @@ func sameDoc(missing bool, rev string, s Snapshot) bool {
 // invalid ones skipped. Such a document counts as applied (and cached),
 // and Status.Err names the skipped rules.
 func appliedInPart(err error) bool {
+	if ve, ok := err.(*core.ValidationError); ok {
+		return ve.Applied // it unwraps to its rule errors: do not split it
+	}
 	if multi, ok := err.(interface{ Unwrap() []error }); ok {
 		errs := multi.Unwrap()
 		for _, e := range errs {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/bulwark-go/bulwark/core/rule"
 )
 
 // Strategy says what listed origins get: Java's AUTHORITY_WHITE / BLACK.
@@ -27,30 +29,33 @@ func (s Strategy) String() string {
 	return fmt.Sprintf("Strategy(%d)", int(s))
 }
 
-// Rule is an origin authority rule, Java Sentinel's AuthorityRule.
+// Rule is an origin authority rule, Java Sentinel's AuthorityRule. Every
+// field's zero value is Java's default; Resource and LimitApp are
+// required.
 type Rule struct {
-	// Resource is the name passed to Enter.
+	// Resource is the name passed to Enter. Required.
 	Resource string
 	// LimitApp is a comma-separated list of origins (see core.WithOrigin);
-	// spaces around names are not trimmed, as in Java.
+	// spaces around names are not trimmed, as in Java. Required: unlike
+	// other kinds' LimitApp, "" does not mean every caller.
 	LimitApp string
-	// Strategy says whether the list admits or blocks.
+	// Strategy says whether the list admits or blocks. Zero value: White.
 	Strategy Strategy
 }
 
-// Validate reports every problem of the rule, each as "field: problem",
-// joined: what Java's AuthorityRuleManager.isValidRule checks (resource
-// and limitApp non-blank) and an unknown strategy.
+// Validate reports every problem of the rule, one *rule.FieldError per
+// problem, joined: what Java's AuthorityRuleManager.isValidRule checks
+// (resource and limitApp non-blank) and an unknown strategy.
 func (r Rule) Validate() error {
 	var errs []error
 	if strings.TrimSpace(r.Resource) == "" {
-		errs = append(errs, errors.New("resource: must not be empty"))
+		errs = append(errs, rule.Errorf("resource", "must not be empty"))
 	}
 	if strings.TrimSpace(r.LimitApp) == "" {
-		errs = append(errs, errors.New("limitApp: must list at least one origin (comma-separated)"))
+		errs = append(errs, rule.Errorf("limitApp", "must list at least one origin (comma-separated)"))
 	}
 	if r.Strategy != White && r.Strategy != Black {
-		errs = append(errs, fmt.Errorf("strategy: must be 0 (white) or 1 (black), got %d", int(r.Strategy)))
+		errs = append(errs, rule.Errorf("strategy", "must be 0 (white) or 1 (black), got %d", int(r.Strategy)))
 	}
 	return errors.Join(errs...)
 }

@@ -76,10 +76,10 @@
 //
 // # Zero values and Java defaults
 //
-// Fields hold Java's values and Java's zero values: a Rule{} is invalid
-// (no resource, TimeWindow, MinRequestAmount and StatIntervalMs 0). When a
-// document leaves a field out, package converter applies Java's default:
-// grade 0, minRequestAmount 5, statIntervalMs 1000, slowRatioThreshold 1.0,
-// limitApp "default" (and rtSlowRequestAmount 5). [Rule.Validate] checks
-// what Java's DegradeRuleManager checks, and what Java misses.
+// A field left at its zero value means Java's default, as in a document
+// that leaves it out ([Rule.WithDefaults]): grade 0 (slow request ratio),
+// minRequestAmount 5, statIntervalMs 1000, slowRatioThreshold 1.0,
+// limitApp "default" (and rtSlowRequestAmount 5). Resource and TimeWindow
+// have no default: a rule needs both. [Rule.Validate] checks what Java's
+// DegradeRuleManager checks, and what Java misses.
 package circuitbreaker

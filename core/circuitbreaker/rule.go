@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/bulwark-go/bulwark/core/rule"
 )
 
 // Grade is the strategy a breaker uses to decide that a resource is
@@ -55,53 +57,93 @@ const (
 // DEGRADE_DEFAULT_SLOW_REQUEST_AMOUNT).
 const DefaultRTSlowRequestAmount = 5
 
+// Java's defaults of the fields whose zero value stands for them.
+const (
+	defaultMinRequestAmount   = 5
+	defaultStatIntervalMs     = 1000
+	defaultSlowRatioThreshold = 1.0
+)
+
 // Rule is a circuit-breaking rule, Java Sentinel's DegradeRule field for
 // field, plus RTSlowRequestAmount of the pre-1.8 average-RT strategy.
 //
-// The zero value of every field is Java's zero value, not Java's default:
-// MinRequestAmount and StatIntervalMs 0 are invalid, and SlowRatioThreshold
-// 0 opens a slow-ratio breaker on the first slow call. The converter
-// applies Java's defaults (minRequestAmount 5, statIntervalMs 1000,
-// slowRatioThreshold 1.0, limitApp "default") to fields a document leaves
-// out.
+// A field left at its zero value means Java's default, so a rule written in
+// Go means what the same rule means in a document that leaves the field
+// out: Rule{Resource: "r", Grade: ErrorRatio, Count: 0.5, TimeWindow: 10}
+// opens at half the calls failing, over at least 5 calls a second.
+// [Rule.WithDefaults] spells the defaults out; the engine applies it to the
+// rules it loads (its Rules returns them so), and package converter to the
+// rules it decodes and encodes, so documents always carry Java's numbers.
 type Rule struct {
-	// Resource is the name passed to Enter.
+	// Resource is the name passed to Enter. Required.
 	Resource string
 	// LimitApp is the caller origin the rule applies to; Java 1.8 ignores
-	// it for degrade rules, and "default" (or "") means every caller.
+	// it for degrade rules. Zero value: "default", every caller.
 	LimitApp string
-	// Grade selects the strategy.
+	// Grade selects the strategy. Zero value: SlowRequestRatio.
 	Grade Grade
 	// Count is the threshold: the maximum RT in ms for SlowRequestRatio
 	// and AvgRT, a ratio in [0, 1] for ErrorRatio, a number of errors for
-	// ErrorCount.
+	// ErrorCount. Zero value: 0 (Java's default too).
 	Count float64
 	// TimeWindow is how long the breaker stays open, in seconds, before a
 	// probe call is let through (AvgRT: before the check starts over).
+	// Required: Java has no default, and 0 is refused.
 	TimeWindow int
 	// MinRequestAmount is the number of calls in the statistic interval
-	// below which the breaker does not open (Java default 5).
+	// below which the breaker does not open. Zero value: Java's default, 5.
 	MinRequestAmount int
 	// SlowRatioThreshold is the ratio of slow calls, in [0, 1], above which
-	// a SlowRequestRatio breaker opens (Java default 1.0).
+	// a SlowRequestRatio breaker opens. Zero value: Java's default, 1.0 (the
+	// breaker opens when every call is slow).
+	//
+	// Java's slowRatioThreshold 0 (any slow call opens the breaker) is
+	// math.SmallestNonzeroFloat64 here, which behaves the same, since a
+	// ratio of calls is either 0 or at least 1/calls: package converter
+	// decodes a document's 0 to it and encodes it as 0.
 	SlowRatioThreshold float64
-	// StatIntervalMs is the length of the statistic interval in ms (Java
-	// default 1000).
+	// StatIntervalMs is the length of the statistic interval in ms. Zero
+	// value: Java's default, 1000.
 	StatIntervalMs int
 	// RTSlowRequestAmount is, for AvgRT, how many calls pass while the
-	// average RT is at or above Count before the breaker opens; 0 means
-	// DefaultRTSlowRequestAmount. Other grades ignore it.
+	// average RT is at or above Count before the breaker opens. Zero
+	// value: DefaultRTSlowRequestAmount. Other grades ignore it.
 	RTSlowRequestAmount int
 }
 
-// Validate reports every problem of the rule, each as "field: problem",
-// joined. It checks what Java's DegradeRuleManager.isValidRule checks, and
-// also what Java lets through: unknown grades, NaN or infinite numbers, a
-// negative RTSlowRequestAmount.
+// WithDefaults returns r with Java's default in place of every field whose
+// zero value stands for it: LimitApp "default", MinRequestAmount 5,
+// SlowRatioThreshold 1.0, StatIntervalMs 1000 and RTSlowRequestAmount
+// DefaultRTSlowRequestAmount. It is idempotent.
+func (r Rule) WithDefaults() Rule {
+	if r.LimitApp == "" {
+		r.LimitApp = LimitAppDefault
+	}
+	if r.MinRequestAmount == 0 {
+		r.MinRequestAmount = defaultMinRequestAmount
+	}
+	if r.SlowRatioThreshold == 0 {
+		r.SlowRatioThreshold = defaultSlowRatioThreshold
+	}
+	if r.StatIntervalMs == 0 {
+		r.StatIntervalMs = defaultStatIntervalMs
+	}
+	if r.RTSlowRequestAmount == 0 {
+		r.RTSlowRequestAmount = DefaultRTSlowRequestAmount
+	}
+	return r
+}
+
+// Validate reports every problem of the rule as it runs, with its defaults
+// (see [Rule.WithDefaults]): one *rule.FieldError per problem, joined. It
+// checks what Java's DegradeRuleManager.isValidRule checks, and also what
+// Java lets through: unknown grades, NaN or infinite numbers, a negative
+// RTSlowRequestAmount.
 func (r Rule) Validate() error {
+	r = r.WithDefaults()
 	var errs []error
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{field}, args...)...))
+		errs = append(errs, rule.Errorf(field, format, args...))
 	}
 	if strings.TrimSpace(r.Resource) == "" {
 		bad("resource", "must not be empty")

@@ -2,7 +2,10 @@ package circuitbreaker
 
 import (
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/bulwark-go/bulwark/core/rule"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,14 +32,18 @@ func TestValidate(t *testing.T) {
 		{"inf count", func(r *Rule) { r.Count = math.Inf(1) }, []string{"count: must be a finite number"}},
 		{"error ratio above 1", func(r *Rule) { r.Grade, r.Count = ErrorRatio, 1.5 }, []string{"count: must be a ratio in [0, 1]"}},
 		{"zero time window", func(r *Rule) { r.TimeWindow = 0 }, []string{"timeWindow: must be > 0"}},
-		{"zero min request amount", func(r *Rule) { r.MinRequestAmount = 0 }, []string{"minRequestAmount: must be > 0"}},
-		{"zero stat interval", func(r *Rule) { r.StatIntervalMs = 0 }, []string{"statIntervalMs: must be > 0"}},
+		{"zero min request amount is Java's 5", func(r *Rule) { r.MinRequestAmount = 0 }, nil},
+		{"zero stat interval is Java's 1000", func(r *Rule) { r.StatIntervalMs = 0 }, nil},
+		{"zero slow ratio is Java's 1.0", func(r *Rule) { r.SlowRatioThreshold = 0 }, nil},
+		{"negative min request amount", func(r *Rule) { r.MinRequestAmount = -1 }, []string{"minRequestAmount: must be > 0"}},
+		{"negative stat interval", func(r *Rule) { r.StatIntervalMs = -1 }, []string{"statIntervalMs: must be > 0"}},
+		{"slow ratio below 0", func(r *Rule) { r.SlowRatioThreshold = -0.1 }, []string{"slowRatioThreshold: must be a ratio in [0, 1]"}},
 		{"slow ratio above 1", func(r *Rule) { r.SlowRatioThreshold = 1.1 }, []string{"slowRatioThreshold: must be a ratio in [0, 1]"}},
 		{"slow ratio NaN", func(r *Rule) { r.SlowRatioThreshold = math.NaN() }, []string{"slowRatioThreshold"}},
 		{"slow ratio ignored for error count", func(r *Rule) { r.Grade, r.SlowRatioThreshold = ErrorCount, 7 }, nil},
 		{"unknown grade", func(r *Rule) { r.Grade = 3 }, []string{"grade: must be 0 (slowRequestRatio), 1 (errorRatio), 2 (errorCount) or 100 (avgRt), got 3"}},
 		{"negative rt slow amount", func(r *Rule) { r.RTSlowRequestAmount = -1 }, []string{"rtSlowRequestAmount: must be >= 0"}},
-		{"zero value reports everything", func(r *Rule) { *r = Rule{} }, []string{"resource", "timeWindow", "minRequestAmount", "statIntervalMs"}},
+		{"zero value needs a resource and a time window", func(r *Rule) { *r = Rule{} }, []string{"resource", "timeWindow"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,10 +55,11 @@ func TestValidate(t *testing.T) {
 				return
 			}
 			require.Error(t, err)
-			errs := err.(interface{ Unwrap() []error }).Unwrap()
-			assert.Len(t, errs, len(tt.want), "problems: %v", err)
-			for _, w := range tt.want {
-				assert.Contains(t, err.Error(), w)
+			fields := rule.Fields(err)
+			require.Len(t, fields, len(tt.want), "problems: %v", err)
+			for i, w := range tt.want {
+				assert.Contains(t, fields[i].Error(), w)
+				assert.True(t, strings.HasPrefix(w, fields[i].Field), "field %q of %q", fields[i].Field, w)
 			}
 		})
 	}
@@ -63,4 +71,14 @@ func TestGradeString(t *testing.T) {
 	assert.Equal(t, "errorCount", ErrorCount.String())
 	assert.Equal(t, "avgRt", AvgRT.String())
 	assert.Equal(t, "Grade(7)", Grade(7).String())
+}
+
+func TestWithDefaults(t *testing.T) {
+	r := Rule{Resource: "r", Grade: ErrorRatio, Count: 0.5, TimeWindow: 10}
+	require.NoError(t, r.Validate(), "a Go rule that leaves Java's defaulted fields out is valid")
+	assert.Equal(t, Rule{Resource: "r", LimitApp: "default", Grade: ErrorRatio, Count: 0.5, TimeWindow: 10,
+		MinRequestAmount: 5, SlowRatioThreshold: 1, StatIntervalMs: 1000, RTSlowRequestAmount: DefaultRTSlowRequestAmount}, r.WithDefaults())
+	assert.Equal(t, r.WithDefaults(), r.WithDefaults().WithDefaults(), "idempotent")
+	set := Rule{Resource: "r", LimitApp: "app", TimeWindow: 1, MinRequestAmount: 2, SlowRatioThreshold: 0.25, StatIntervalMs: 3, RTSlowRequestAmount: 4}
+	assert.Equal(t, set, set.WithDefaults(), "set fields are kept")
 }

@@ -5,17 +5,20 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/bulwark-go/bulwark/core/rule"
 )
 
 // Grade is what a rule counts: Java's FLOW_GRADE_* constants.
 type Grade int
 
-// Grades. The zero value is GradeThread, as Java's constant 0; Java's
-// FlowRule constructor defaults to GradeQPS, and so does the converter when
-// a document leaves "grade" out.
+// Grades. The zero value is GradeQPS, Java's default, so that a rule that
+// leaves Grade out limits QPS whether it is written in Go or in a document.
+// The Go numbers are therefore not Java's: documents write Java's numbers
+// (0 thread, 1 QPS) or the names, and package converter maps them.
 const (
-	GradeThread Grade = 0 // concurrent entries
-	GradeQPS    Grade = 1 // admitted entries per second
+	GradeQPS    Grade = 0 // admitted entries per second; Java's FLOW_GRADE_QPS, 1
+	GradeThread Grade = 1 // concurrent entries; Java's FLOW_GRADE_THREAD, 0
 )
 
 func (g Grade) String() string {
@@ -31,7 +34,7 @@ func (g Grade) String() string {
 // Strategy says whose statistics decide: Java's STRATEGY_* constants.
 type Strategy int
 
-// Strategies.
+// Strategies. The zero value is Direct, Java's constant 0 and default.
 const (
 	// Direct: the resource's own statistics (or the origin's, see LimitApp).
 	Direct Strategy = 0
@@ -59,7 +62,8 @@ func (s Strategy) String() string {
 // CONTROL_BEHAVIOR_* constants.
 type ControlBehavior int
 
-// Control behaviors.
+// Control behaviors. The zero value is Reject, Java's constant 0 and
+// default.
 const (
 	// Reject blocks entries above the threshold at once.
 	Reject ControlBehavior = 0
@@ -93,67 +97,133 @@ const (
 	LimitAppOther   = "other"   // callers that no other rule of the resource names
 )
 
+// Java's defaults of the fields whose zero value stands for them.
+const (
+	defaultWarmUpPeriodSec   = 10
+	defaultMaxQueueingTimeMs = 500
+	defaultSampleCount       = 10
+	defaultWindowIntervalMs  = 1000
+	defaultResourceTimeout   = 2000
+	defaultClientOfflineTime = 2000
+)
+
 // Rule is a flow rule, Java Sentinel's FlowRule field for field.
 //
-// The zero value of every field is Java's zero value, not Java's default:
-// Grade 0 is GradeThread, LimitApp "" means "default", and WarmUpPeriodSec /
-// MaxQueueingTimeMs 0 are invalid for the behaviors that need them. The
-// converter applies Java's defaults (QPS, "default", 10 s, 500 ms) to
-// fields a document leaves out.
+// A field left at its zero value means Java's default, so a rule written in
+// Go means what the same rule means in a document that leaves the field
+// out: Rule{Resource: "r", Count: 2} admits 2 entries per second from
+// every caller, rejecting the rest. [Rule.WithDefaults] spells the
+// defaults out; the engine applies it to the rules it loads (its Rules
+// returns them so), and package converter to the rules it decodes and
+// encodes, so documents always carry Java's numbers.
 type Rule struct {
-	// Resource is the name passed to Enter.
+	// Resource is the name passed to Enter. Required.
 	Resource string
-	// LimitApp is the caller origin the rule applies to: "default" (or "")
-	// for everyone, "other" for origins no other rule of this resource
-	// names, or one origin's name (see core.WithOrigin).
+	// LimitApp is the caller origin the rule applies to: "default" for
+	// everyone, "other" for origins no other rule of this resource names,
+	// or one origin's name (see core.WithOrigin). Zero value: "default".
 	LimitApp string
-	// Grade selects QPS or concurrency counting.
+	// Grade selects QPS or concurrency counting. Zero value: GradeQPS.
 	Grade Grade
 	// Count is the threshold: entries per second or concurrent entries.
+	// Zero value: 0, which admits nothing (Java's default too).
 	Count float64
-	// Strategy selects whose statistics are checked.
+	// Strategy selects whose statistics are checked. Zero value: Direct.
 	Strategy Strategy
 	// RefResource is the related resource (Relate) or the entrance
-	// context name (Chain).
+	// context name (Chain). Zero value: none, which only Direct allows.
 	RefResource string
-	// ControlBehavior is the shaping of QPS rules; thread rules always reject.
+	// ControlBehavior is the shaping of QPS rules; thread rules always
+	// reject. Zero value: Reject.
 	ControlBehavior ControlBehavior
-	// WarmUpPeriodSec is the warm-up time for WarmUp behaviors, seconds.
+	// WarmUpPeriodSec is the warm-up time of the WarmUp behaviors, in
+	// seconds. Zero value: Java's default, 10.
 	WarmUpPeriodSec int
-	// MaxQueueingTimeMs is how long a paced entry may wait, ms.
+	// MaxQueueingTimeMs is how long a paced entry may wait (the
+	// RateLimiter behaviors), in ms. Zero value: Java's default, 500.
 	MaxQueueingTimeMs int
 	// ClusterMode marks a rule meant for Sentinel's cluster flow control.
 	// bulwark has no token server: such a rule is checked locally when
 	// ClusterConfig.FallbackToLocalWhenFail is set, and passes otherwise,
-	// which is what Java does when no token server can be reached.
+	// which is what Java does when no token server can be reached. Zero
+	// value: false, a local rule.
 	ClusterMode bool
 	// ClusterConfig is Java's ClusterFlowConfig, kept so documents
-	// round-trip.
+	// round-trip. Zero value: no config (Java's null).
 	ClusterConfig ClusterConfig
 }
 
-// ClusterConfig is Java's ClusterFlowConfig.
+// ClusterConfig is Java's ClusterFlowConfig. In a ClusterConfig that is
+// not the zero value, a zero SampleCount, WindowIntervalMs,
+// ResourceTimeout or ClientOfflineTime means Java's default; the other
+// fields' zero values are Java's defaults, except FallbackToLocalWhenFail:
+// Java defaults it to true (and so does package converter when a
+// document's clusterConfig leaves it out), Go's zero value is false.
 type ClusterConfig struct {
-	FlowID                  int64
-	ThresholdType           int
+	// FlowID is the rule's id on the token server; > 0 in cluster mode.
+	FlowID int64
+	// ThresholdType is Java's threshold type: 0 (average local, the
+	// default) or 1 (global).
+	ThresholdType int
+	// FallbackToLocalWhenFail: the rule is checked locally when no token
+	// can be had (always, here). Zero value: false; Java's default: true.
 	FallbackToLocalWhenFail bool
-	Strategy                int
-	SampleCount             int
-	WindowIntervalMs        int
-	ResourceTimeout         int
+	// Strategy is Java's cluster strategy, 0 (normal) by default.
+	Strategy int
+	// SampleCount is the token server's number of buckets. Zero value:
+	// Java's default, 10.
+	SampleCount int
+	// WindowIntervalMs is the token server's window, in ms, a multiple of
+	// SampleCount. Zero value: Java's default, 1000.
+	WindowIntervalMs int
+	// ResourceTimeout is Java's resource timeout, in ms. Zero value: Java's
+	// default, 2000.
+	ResourceTimeout int
+	// ResourceTimeoutStrategy is Java's, 0 by default.
 	ResourceTimeoutStrategy int
-	AcquireRefuseStrategy   int
-	ClientOfflineTime       int
+	// AcquireRefuseStrategy is Java's, 0 by default.
+	AcquireRefuseStrategy int
+	// ClientOfflineTime is Java's client offline time, in ms. Zero value:
+	// Java's default, 2000.
+	ClientOfflineTime int
 }
 
-// Validate reports every problem of the rule, each as "field: problem",
-// joined. It checks what Java's FlowRuleUtil.isValidRule checks, and also
-// what Java lets through: unknown enum values, NaN or infinite counts,
-// negative durations.
+// WithDefaults returns r with Java's default in place of every field whose
+// zero value stands for it: LimitApp "default", WarmUpPeriodSec 10,
+// MaxQueueingTimeMs 500, and in a ClusterConfig that is not the zero value
+// SampleCount 10, WindowIntervalMs 1000, ResourceTimeout 2000 and
+// ClientOfflineTime 2000. It is idempotent.
+func (r Rule) WithDefaults() Rule {
+	if r.LimitApp == "" {
+		r.LimitApp = LimitAppDefault
+	}
+	setDefault(&r.WarmUpPeriodSec, defaultWarmUpPeriodSec)
+	setDefault(&r.MaxQueueingTimeMs, defaultMaxQueueingTimeMs)
+	if c := &r.ClusterConfig; *c != (ClusterConfig{}) {
+		setDefault(&c.SampleCount, defaultSampleCount)
+		setDefault(&c.WindowIntervalMs, defaultWindowIntervalMs)
+		setDefault(&c.ResourceTimeout, defaultResourceTimeout)
+		setDefault(&c.ClientOfflineTime, defaultClientOfflineTime)
+	}
+	return r
+}
+
+func setDefault(v *int, def int) {
+	if *v == 0 {
+		*v = def
+	}
+}
+
+// Validate reports every problem of the rule as it runs, with its defaults
+// (see [Rule.WithDefaults]): one *rule.FieldError per problem, joined. It
+// checks what Java's FlowRuleUtil.isValidRule checks, and also what Java
+// lets through: unknown enum values, NaN or infinite counts, negative
+// durations.
 func (r Rule) Validate() error {
+	r = r.WithDefaults()
 	var errs []error
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{field}, args...)...))
+		errs = append(errs, rule.Errorf(field, format, args...))
 	}
 	if strings.TrimSpace(r.Resource) == "" {
 		bad("resource", "must not be empty")
@@ -164,8 +234,8 @@ func (r Rule) Validate() error {
 	case r.Count < 0:
 		bad("count", "must be >= 0")
 	}
-	if r.Grade != GradeThread && r.Grade != GradeQPS {
-		bad("grade", "must be 0 (thread) or 1 (QPS), got %d", int(r.Grade))
+	if r.Grade != GradeQPS && r.Grade != GradeThread {
+		bad("grade", "must be GradeQPS or GradeThread, got %s", r.Grade)
 	}
 	switch r.Strategy {
 	case Direct:
@@ -183,16 +253,7 @@ func (r Rule) Validate() error {
 		bad("maxQueueingTimeMs", "must be >= 0")
 	}
 	switch r.ControlBehavior {
-	case Reject:
-	case WarmUp, RateLimiter, WarmUpRateLimiter:
-		if r.Grade == GradeQPS {
-			if (r.ControlBehavior == WarmUp || r.ControlBehavior == WarmUpRateLimiter) && r.WarmUpPeriodSec <= 0 {
-				bad("warmUpPeriodSec", "must be > 0 for %s", r.ControlBehavior)
-			}
-			if (r.ControlBehavior == RateLimiter || r.ControlBehavior == WarmUpRateLimiter) && r.MaxQueueingTimeMs <= 0 {
-				bad("maxQueueingTimeMs", "must be > 0 for %s", r.ControlBehavior)
-			}
-		}
+	case Reject, WarmUp, RateLimiter, WarmUpRateLimiter:
 	default:
 		bad("controlBehavior", "must be 0 (reject), 1 (warmUp), 2 (rateLimiter) or 3 (warmUpRateLimiter), got %d", int(r.ControlBehavior))
 	}

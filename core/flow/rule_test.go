@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/bulwark-go/bulwark/core/rule"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,13 +21,13 @@ func TestValidate(t *testing.T) {
 		{"empty resource", func(r *Rule) { r.Resource = " " }, []string{"resource: must not be empty"}},
 		{"negative count", func(r *Rule) { r.Count = -1 }, []string{"count: must be >= 0"}},
 		{"NaN count", func(r *Rule) { r.Count = math.NaN() }, []string{"count: must be a finite number"}},
-		{"bad grade", func(r *Rule) { r.Grade = 7 }, []string{"grade: must be 0 (thread) or 1 (QPS), got 7"}},
+		{"bad grade", func(r *Rule) { r.Grade = 7 }, []string{"grade: must be GradeQPS or GradeThread, got Grade(7)"}},
 		{"relate without ref", func(r *Rule) { r.Strategy = Relate }, []string{"refResource: must name a resource for strategy relate"}},
 		{"chain without ref", func(r *Rule) { r.Strategy = Chain }, []string{"refResource: must name a context for strategy chain"}},
 		{"bad strategy", func(r *Rule) { r.Strategy = 3 }, []string{"strategy: must be 0 (direct), 1 (relate) or 2 (chain), got 3"}},
-		{"warm up without period", func(r *Rule) { r.ControlBehavior = WarmUp }, []string{"warmUpPeriodSec: must be > 0 for warmUp"}},
-		{"rate limiter without queue", func(r *Rule) { r.ControlBehavior = RateLimiter }, []string{"maxQueueingTimeMs: must be > 0 for rateLimiter"}},
-		{"both", func(r *Rule) { r.ControlBehavior = WarmUpRateLimiter }, []string{"warmUpPeriodSec: must be > 0 for warmUpRateLimiter", "maxQueueingTimeMs: must be > 0 for warmUpRateLimiter"}},
+		{"warm up without period is Java's 10 s", func(r *Rule) { r.ControlBehavior = WarmUp }, nil},
+		{"rate limiter without queue is Java's 500 ms", func(r *Rule) { r.ControlBehavior = RateLimiter }, nil},
+		{"negative durations", func(r *Rule) { r.ControlBehavior, r.WarmUpPeriodSec, r.MaxQueueingTimeMs = WarmUpRateLimiter, -1, -1 }, []string{"warmUpPeriodSec: must be >= 0", "maxQueueingTimeMs: must be >= 0"}},
 		{"thread grade ignores behavior fields", func(r *Rule) { r.Grade = GradeThread; r.ControlBehavior = WarmUp }, nil},
 		{"bad behavior", func(r *Rule) { r.ControlBehavior = 9 }, []string{"controlBehavior: must be 0 (reject), 1 (warmUp), 2 (rateLimiter) or 3 (warmUpRateLimiter), got 9"}},
 		{"cluster without flow id", func(r *Rule) { r.ClusterMode = true }, []string{"clusterConfig.flowId: must be > 0 in cluster mode"}},
@@ -42,8 +44,9 @@ func TestValidate(t *testing.T) {
 			}
 			require.Error(t, err)
 			var got []string
-			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-				got = append(got, e.Error())
+			for _, fe := range rule.Fields(err) {
+				got = append(got, fe.Error())
+				assert.NotEmpty(t, fe.Field)
 			}
 			assert.Equal(t, tt.want, got)
 		})
@@ -62,4 +65,15 @@ func TestAppliesLocally(t *testing.T) {
 	assert.True(t, Rule{}.AppliesLocally())
 	assert.False(t, Rule{ClusterMode: true}.AppliesLocally())
 	assert.True(t, Rule{ClusterMode: true, ClusterConfig: ClusterConfig{FallbackToLocalWhenFail: true}}.AppliesLocally())
+}
+
+func TestZeroValuesAreJavaDefaults(t *testing.T) {
+	r := Rule{Resource: "r", Count: 2}
+	require.NoError(t, r.Validate())
+	assert.Equal(t, GradeQPS, r.Grade, "the zero Grade is QPS, as a document that leaves grade out")
+	assert.Equal(t, Rule{Resource: "r", LimitApp: "default", Grade: GradeQPS, Count: 2, WarmUpPeriodSec: 10, MaxQueueingTimeMs: 500}, r.WithDefaults())
+	assert.Equal(t, r.WithDefaults(), r.WithDefaults().WithDefaults(), "idempotent")
+	c := Rule{Resource: "r", ClusterMode: true, ClusterConfig: ClusterConfig{FlowID: 1}}.WithDefaults().ClusterConfig
+	assert.Equal(t, ClusterConfig{FlowID: 1, SampleCount: 10, WindowIntervalMs: 1000, ResourceTimeout: 2000, ClientOfflineTime: 2000}, c)
+	assert.Equal(t, ClusterConfig{}, Rule{Resource: "r"}.WithDefaults().ClusterConfig, "no config stays none (Java's null)")
 }

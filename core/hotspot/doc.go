@@ -64,9 +64,10 @@
 //
 // # Zero values and Java defaults
 //
-// Fields hold Java's values and Java's zero values: GradeThread is 0 and a
-// DurationInSec of 0 is invalid. When a document leaves a field out, the
-// converter applies Java's default: grade 1 (QPS), durationInSec 1,
-// controlBehavior 0, limitApp "default". paramIdx has no default: Java
-// ignores a rule without one, and the converter rejects it.
+// A field left at its zero value means Java's default, as in a document
+// that leaves it out: GradeQPS (the Go zero value; documents write Java's
+// 1 or "QPS"), durationInSec 1, controlBehavior 0 (reject), limitApp
+// "default" ([Rule.WithDefaults]). paramIdx has no default in Java, which
+// ignores a rule without one, and the converter rejects such a document;
+// in Go, 0 is the first argument.
 package hotspot

@@ -7,17 +7,20 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/bulwark-go/bulwark/core/rule"
 )
 
 // Grade is what a rule counts per parameter value: Java's FLOW_GRADE_*.
 type Grade int
 
-// Grades. The zero value is GradeThread, as Java's constant 0; Java's
-// ParamFlowRule defaults to GradeQPS, and so does the converter when a
-// document leaves "grade" out.
+// Grades. The zero value is GradeQPS, Java's default, so that a rule that
+// leaves Grade out limits QPS whether it is written in Go or in a document.
+// The Go numbers are therefore not Java's: documents write Java's numbers
+// (0 thread, 1 QPS) or the names, and package converter maps them.
 const (
-	GradeThread Grade = 0 // concurrent entries per value
-	GradeQPS    Grade = 1 // admitted entries per value per DurationInSec
+	GradeQPS    Grade = 0 // admitted entries per value per DurationInSec; Java's FLOW_GRADE_QPS, 1
+	GradeThread Grade = 1 // concurrent entries per value; Java's FLOW_GRADE_THREAD, 0
 )
 
 func (g Grade) String() string {
@@ -35,7 +38,8 @@ func (g Grade) String() string {
 // has no warm-up, so 1 and 3 are not valid here.
 type ControlBehavior int
 
-// Control behaviors.
+// Control behaviors. The zero value is Reject, Java's constant 0 and
+// default.
 const (
 	// Reject blocks at once (a token bucket of Count + BurstCount tokens
 	// per DurationInSec).
@@ -60,58 +64,114 @@ const (
 	LimitAppDefault = "default" // every caller; "" means the same
 )
 
+// Java's defaults of the fields whose zero value stands for them.
+const (
+	defaultDurationInSec    = 1
+	defaultSampleCount      = 10
+	defaultWindowIntervalMs = 1000
+)
+
 // Rule is a hot-parameter rule, Java Sentinel's ParamFlowRule field for
 // field: it limits entries per value of one argument (see core.WithArgs).
 //
-// The zero value of every field is Java's zero value, not Java's default:
-// Grade 0 is GradeThread and DurationInSec 0 is invalid. The converter
-// applies Java's defaults (QPS, durationInSec 1, limitApp "default") to
-// fields a document leaves out.
+// A field left at its zero value means Java's default, so a rule written in
+// Go means what the same rule means in a document that leaves the field
+// out: Rule{Resource: "r", Count: 5} admits 5 entries per second for each
+// value of the first argument. [Rule.WithDefaults] spells the defaults
+// out; the engine applies it to the rules it loads (its Rules returns them
+// so), and package converter to the rules it decodes and encodes, so
+// documents always carry Java's numbers.
 type Rule struct {
-	// Resource is the name passed to Enter.
+	// Resource is the name passed to Enter. Required.
 	Resource string
-	// LimitApp is the caller origin the rule applies to; "default" (or "")
-	// means every caller.
+	// LimitApp is the caller origin the rule applies to. Zero value:
+	// "default", every caller.
 	LimitApp string
-	// Grade selects QPS or concurrency counting.
+	// Grade selects QPS or concurrency counting. Zero value: GradeQPS.
 	Grade Grade
 	// ParamIdx is the index of the argument in core.WithArgs; a negative
-	// index counts from the end (-1 is the last argument).
+	// index counts from the end (-1 is the last argument). Zero value: the
+	// first argument. (Java has no default: documents must set paramIdx.)
 	ParamIdx int
 	// Count is the threshold for each value without an item of its own.
+	// Zero value: 0, which admits nothing (Java's default too).
 	Count float64
-	// ControlBehavior is the shaping of QPS rules.
+	// ControlBehavior is the shaping of QPS rules. Zero value: Reject.
 	ControlBehavior ControlBehavior
 	// MaxQueueingTimeMs is how long a paced entry may wait (RateLimiter).
+	// Zero value: 0, no wait (Java's default too).
 	MaxQueueingTimeMs int
 	// BurstCount is the extra tokens a value may use in a burst (Reject).
+	// Zero value: none (Java's default too).
 	BurstCount int
-	// DurationInSec is the statistic window of QPS rules, seconds.
+	// DurationInSec is the statistic window of QPS rules, in seconds. Zero
+	// value: Java's default, 1.
 	DurationInSec int64
 	// ParamFlowItemList holds thresholds of their own for given values.
+	// Zero value: none.
 	ParamFlowItemList []ParamFlowItem
 	// ClusterMode marks a rule meant for Sentinel's cluster flow control,
-	// kept so documents round-trip.
+	// kept so documents round-trip. Zero value: false, a local rule.
 	ClusterMode bool
-	// ClusterConfig is Java's ParamFlowClusterConfig.
+	// ClusterConfig is Java's ParamFlowClusterConfig. Zero value: no config
+	// (Java's null).
 	ClusterConfig ClusterConfig
 }
 
-// ClusterConfig is Java's ParamFlowClusterConfig.
+// ClusterConfig is Java's ParamFlowClusterConfig. In a ClusterConfig that
+// is not the zero value, a zero SampleCount or WindowIntervalMs means
+// Java's default; the other fields' zero values are Java's defaults.
 type ClusterConfig struct {
-	FlowID                  int64
-	ThresholdType           int
+	// FlowID is the rule's id on the token server; > 0 in cluster mode.
+	FlowID int64
+	// ThresholdType is Java's threshold type: 0 (average local, the
+	// default) or 1 (global).
+	ThresholdType int
+	// FallbackToLocalWhenFail: the rule is checked locally when no token
+	// can be had. Zero value: false, Java's default.
 	FallbackToLocalWhenFail bool
-	SampleCount             int
-	WindowIntervalMs        int
+	// SampleCount is the token server's number of buckets. Zero value:
+	// Java's default, 10.
+	SampleCount int
+	// WindowIntervalMs is the token server's window, in ms. Zero value:
+	// Java's default, 1000.
+	WindowIntervalMs int
+}
+
+// WithDefaults returns r with Java's default in place of every field whose
+// zero value stands for it: LimitApp "default", DurationInSec 1, and in a
+// ClusterConfig that is not the zero value SampleCount 10 and
+// WindowIntervalMs 1000. ParamFlowItemList is shared, not copied. It is
+// idempotent.
+func (r Rule) WithDefaults() Rule {
+	if r.LimitApp == "" {
+		r.LimitApp = LimitAppDefault
+	}
+	if r.DurationInSec == 0 {
+		r.DurationInSec = defaultDurationInSec
+	}
+	if c := &r.ClusterConfig; *c != (ClusterConfig{}) {
+		if c.SampleCount == 0 {
+			c.SampleCount = defaultSampleCount
+		}
+		if c.WindowIntervalMs == 0 {
+			c.WindowIntervalMs = defaultWindowIntervalMs
+		}
+	}
+	return r
 }
 
 // ParamFlowItem is a threshold for one parameter value: Java's
 // ParamFlowItem. Object is the value written as a string; ClassType (a
 // Java type name) says how to read it.
 type ParamFlowItem struct {
-	Object    string
-	Count     int
+	// Object is the value, as text. Documents must set it.
+	Object string
+	// Count is the value's threshold. Documents must set it; 0 admits
+	// nothing.
+	Count int
+	// ClassType is the Java type of Object (see Parse). Zero value:
+	// String.
 	ClassType string
 }
 
@@ -172,21 +232,23 @@ func (it ParamFlowItem) Parse() (any, error) {
 	return nil, fmt.Errorf("unknown class type %q: use int, long, double, float, byte, short, boolean, char, String or a java.lang name", it.ClassType)
 }
 
-// Validate reports every problem of the rule, each as "field: problem",
-// joined. It checks what Java's ParamFlowRuleUtil.isValidRule checks and
-// also what Java lets through: unknown grades and behaviors, NaN or
-// infinite counts, a non-positive DurationInSec, items whose object does
-// not parse as their class type or whose count is negative.
+// Validate reports every problem of the rule as it runs, with its defaults
+// (see [Rule.WithDefaults]): one *rule.FieldError per problem, joined. It
+// checks what Java's ParamFlowRuleUtil.isValidRule checks and also what
+// Java lets through: unknown grades and behaviors, NaN or infinite counts,
+// a negative DurationInSec, items whose object does not parse as their
+// class type or whose count is negative.
 func (r Rule) Validate() error {
+	r = r.WithDefaults()
 	var errs []error
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{field}, args...)...))
+		errs = append(errs, rule.Errorf(field, format, args...))
 	}
 	if strings.TrimSpace(r.Resource) == "" {
 		bad("resource", "must not be empty")
 	}
-	if r.Grade != GradeThread && r.Grade != GradeQPS {
-		bad("grade", "must be 0 (thread) or 1 (QPS), got %d", int(r.Grade))
+	if r.Grade != GradeQPS && r.Grade != GradeThread {
+		bad("grade", "must be GradeQPS or GradeThread, got %s", r.Grade)
 	}
 	switch {
 	case math.IsNaN(r.Count) || math.IsInf(r.Count, 0):
@@ -208,7 +270,7 @@ func (r Rule) Validate() error {
 	}
 	for i, it := range r.ParamFlowItemList {
 		if _, err := it.Parse(); err != nil {
-			bad(fmt.Sprintf("paramFlowItemList[%d].object", i), "%v", err)
+			bad(fmt.Sprintf("paramFlowItemList[%d].object", i), "%w", err)
 		}
 		if it.Count < 0 {
 			bad(fmt.Sprintf("paramFlowItemList[%d].count", i), "must be >= 0")

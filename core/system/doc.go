@@ -17,11 +17,12 @@
 // # Zero values and Java defaults
 //
 // Java's SystemRule starts with every threshold at -1, meaning "unset".
-// Go's zero value is 0, and a threshold of 0 would block all inbound
-// traffic, so [Rule.Validate] rejects 0 and tells you to write -1
-// ([Unset]). Documents that leave a field out get -1 from the converter.
-// Java's inherited resource and limitApp fields are accepted in documents
-// and ignored.
+// In Go a threshold left at 0 is unset too ([Rule.WithDefaults] writes it
+// as -1, [Unset]), so a rule sets only the thresholds it names, as a
+// document that leaves the others out. Java takes a document's explicit 0
+// as a threshold that blocks all inbound traffic; package converter
+// refuses it and asks for -1. Java's inherited resource and limitApp
+// fields are accepted in documents and ignored.
 //
 // # Checking
 //

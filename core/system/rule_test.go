@@ -2,12 +2,16 @@ package system
 
 import (
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/bulwark-go/bulwark/core/rule"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
+// unset is a rule with every threshold written as Java's -1.
 func unset() Rule {
 	return Rule{HighestSystemLoad: Unset, HighestCPUUsage: Unset, QPS: Unset, AvgRT: Unset, MaxThread: Unset}
 }
@@ -27,10 +31,7 @@ func TestValidate(t *testing.T) {
 		{"several", func(r *Rule) { r.QPS, r.MaxThread = 10, 5 }, nil},
 		{"any negative is unset", func(r *Rule) { r.QPS, r.AvgRT, r.MaxThread = -3, -2, 9 }, nil},
 		{"nothing set", func(*Rule) {}, []string{"rule sets no threshold"}},
-		{"zero value", func(r *Rule) { *r = Rule{} }, []string{
-			"highestSystemLoad: must not be 0", "highestCpuUsage: must be a ratio in (0, 1], or -1",
-			"qps: must not be 0", "avgRt: must not be 0", "maxThread: must not be 0"}},
-		{"zero says use -1", func(r *Rule) { r.QPS = 0 }, []string{"qps: must not be 0, which would block all inbound traffic; use -1 to leave it unset"}},
+		{"all -1 sets nothing", func(r *Rule) { *r = unset() }, []string{"rule sets no threshold"}},
 		{"cpu above 1", func(r *Rule) { r.HighestCPUUsage = 80 }, []string{"highestCpuUsage: must be a ratio in (0, 1]"}},
 		{"cpu other negative", func(r *Rule) { r.HighestCPUUsage = -0.5 }, []string{"highestCpuUsage"}},
 		{"cpu NaN", func(r *Rule) { r.HighestCPUUsage = math.NaN() }, []string{"highestCpuUsage"}},
@@ -39,7 +40,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := unset()
+			var r Rule // every threshold unset
 			tt.edit(&r)
 			err := r.Validate()
 			if len(tt.want) == 0 {
@@ -47,10 +48,26 @@ func TestValidate(t *testing.T) {
 				return
 			}
 			require.Error(t, err)
-			assert.Len(t, err.(interface{ Unwrap() []error }).Unwrap(), len(tt.want), "problems: %v", err)
-			for _, w := range tt.want {
-				assert.Contains(t, err.Error(), w)
+			fields := rule.Fields(err)
+			require.Len(t, fields, len(tt.want), "problems: %v", err)
+			for i, w := range tt.want {
+				assert.Contains(t, fields[i].Error(), w)
+				assert.True(t, strings.HasPrefix(w, fields[i].Field), "field %q of %q", fields[i].Field, w)
 			}
 		})
 	}
+}
+
+func TestWithDefaults(t *testing.T) {
+	assert.Equal(t, Rule{HighestSystemLoad: Unset, HighestCPUUsage: 0.8, QPS: Unset, AvgRT: Unset, MaxThread: Unset},
+		Rule{HighestCPUUsage: 0.8}.WithDefaults(), "a threshold left at 0 is unset, as Java's -1")
+	r := Rule{HighestSystemLoad: 4, HighestCPUUsage: -1, QPS: -2, AvgRT: 3, MaxThread: 7}
+	assert.Equal(t, r, r.WithDefaults(), "set and negative thresholds are kept")
+}
+
+func TestWholeRuleProblemHasNoField(t *testing.T) {
+	fields := rule.Fields(Rule{}.Validate())
+	require.Len(t, fields, 1)
+	assert.Empty(t, fields[0].Field)
+	assert.Equal(t, "rule sets no threshold: set at least one of highestSystemLoad, highestCpuUsage, qps, avgRt, maxThread", fields[0].Error())
 }

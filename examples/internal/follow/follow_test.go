@@ -40,7 +40,9 @@ func TestRulesPrintsWhatChanged(t *testing.T) {
 	out.Reset()
 	require.NoError(t, engine.Flow().Load([]flow.Rule{orders, web2, items}))
 	assert.Regexp(t, `^\d\d:\d\d:\d\d\.\d{3} rules changed: 3 in force\n`+
-		`  ~ GET /orders: count 3 → 20, controlBehavior reject → warmUp, warmUpPeriodSec 0 → 10, clusterConfig.flowId 0 → 7\n$`, out.String())
+		`  ~ GET /orders: count 3 → 20, controlBehavior reject → warmUp, clusterConfig.flowId 0 → 7, `+
+		`clusterConfig.sampleCount 0 → 10, clusterConfig.windowIntervalMs 0 → 1000, clusterConfig.resourceTimeout 0 → 2000, `+
+		`clusterConfig.clientOfflineTime 0 → 2000\n$`, out.String()) // the engine holds rules with Java's defaults
 
 	// A removal, an addition and a change of origin.
 	web3 := web2
