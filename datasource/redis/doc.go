@@ -58,22 +58,22 @@
 // # Watching, and why no update is missed
 //
 // Watch SUBSCRIBEs to the channel on its own connection. A message is only
-// a hint that makes the Readable GET the key again: the key is the truth,
+// a hint that makes the Readable read the key again: the key is the truth,
 // whatever the message holds (the whole document, as Java Sentinel's
 // writers publish, or anything else). That makes delivery safe from three
 // ways Pub/Sub loses or reorders things:
 //
 //   - Changes before the subscription. Watch waits for the server's
-//     confirmation of SUBSCRIBE, then GETs the key and reports a change if
+//     confirmation of SUBSCRIBE, then reads the key and reports a change if
 //     it differs from the snapshot the Readable read before calling Watch.
-//     Every change is either before the confirmation (seen by that GET) or
+//     Every change is either before the confirmation (seen by that read) or
 //     after it (announced on the channel, if its writer publishes).
 //   - Messages lost while disconnected. Redis does not queue messages for
 //     a subscriber that is away. Watch never resumes a subscription by
 //     itself: any receive error (connection reset, server restarted,
 //     authentication refused on reconnect) ends Watch with that error, and
 //     the Readable then backs off, reads the key again and calls Watch
-//     again, which subscribes and GETs again. go-redis may still
+//     again, which subscribes and reads again. go-redis may still
 //     re-subscribe silently inside a call (its PubSub reconnects after a
 //     failed read or ping); the new subscription confirmation that then
 //     arrives is reported as a change too, so the key is read after every
@@ -87,7 +87,7 @@
 //     reads that fail while the server is away set Err and count Failures.
 //
 // Reading whole documents in order also means several messages that
-// arrive together cost one GET (the Readable coalesces hints) and a burst
+// arrive together cost one read (the Readable coalesces hints) and a burst
 // of writes ends with the latest document. The Readable's periodic
 // reconcile read (datasource.WithReconcileInterval) is a last resort for a
 // writer that SETs the key without publishing.

@@ -272,7 +272,7 @@ func (s *Source) read(ctx context.Context) (datasource.Snapshot, error) {
 //
 // The whole document is published, as Java Sentinel's Redis datasource
 // expects, so Java services subscribed to the same channel apply it too;
-// bulwark's own Watch only takes the message as a hint and GETs the key.
+// bulwark's own Watch only takes the message as a hint and reads the key.
 //
 // Like Read, Write returns when ctx ends; the transaction it leaves behind
 // may still complete.
@@ -335,7 +335,7 @@ func (s *Source) compareAndSet(ctx context.Context, tx *goredis.Tx, data []byte,
 // Source is closed (then it returns ctx.Err() or datasource.ErrClosed), or
 // the subscription breaks (then it returns the cause).
 //
-// Once the server has confirmed the subscription, Watch GETs the key and
+// Once the server has confirmed the subscription, Watch reads the key and
 // calls changed if the document differs from from, so a change made
 // between the read of from and the subscription is not missed. A later
 // subscription confirmation (a client that re-subscribed by itself after
