@@ -81,7 +81,8 @@ func run() error {
 			return fmt.Errorf("add digest auth: %w", err)
 		}
 	}
-	src := zookeeper.New(conn, *path)
+	// WithServers names the ensemble in Status and the cache file name.
+	src := zookeeper.New(conn, *path, zookeeper.WithServers(strings.Split(*servers, ",")...))
 
 	if *put != "" {
 		return write(ctx, src, []byte(*put))
