@@ -361,3 +361,69 @@ func TestNumbers(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalid)
 	assert.True(t, errors.Is(err, ErrInvalid))
 }
+
+func TestZeroValuesEncodeAsJavaDefaults(t *testing.T) {
+	out, err := FlowRules().Encode([]flow.Rule{{Resource: "r", Count: 2}, {Resource: "t", Grade: flow.GradeThread, Count: 3}})
+	require.NoError(t, err)
+	assert.Equal(t, `[
+  {"resource":"r","limitApp":"default","grade":1,"count":2,"strategy":0,"refResource":"","controlBehavior":0,"warmUpPeriodSec":10,"maxQueueingTimeMs":500,"clusterMode":false,"clusterConfig":null},
+  {"resource":"t","limitApp":"default","grade":0,"count":3,"strategy":0,"refResource":"","controlBehavior":0,"warmUpPeriodSec":10,"maxQueueingTimeMs":500,"clusterMode":false,"clusterConfig":null}
+]
+`, string(out), "Java's numbers: QPS is 1, thread 0")
+
+	out, err = CircuitBreakerRules().Encode([]circuitbreaker.Rule{{Resource: "b", Grade: circuitbreaker.ErrorRatio, Count: 0.5, TimeWindow: 10}})
+	require.NoError(t, err)
+	assert.Equal(t, `[
+  {"resource":"b","limitApp":"default","grade":1,"count":0.5,"timeWindow":10,"minRequestAmount":5,"slowRatioThreshold":1,"statIntervalMs":1000,"rtSlowRequestAmount":5}
+]
+`, string(out))
+
+	out, err = SystemRules().Encode([]system.Rule{{QPS: 100}})
+	require.NoError(t, err)
+	assert.Equal(t, "[\n  {\"highestSystemLoad\":-1,\"highestCpuUsage\":-1,\"qps\":100,\"avgRt\":-1,\"maxThread\":-1}\n]\n", string(out))
+
+	out, err = HotspotRules().Encode([]hotspot.Rule{{Resource: "h", Count: 5}})
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"limitApp":"default","grade":1,"paramIdx":0,"count":5,"controlBehavior":0,"maxQueueingTimeMs":0,"burstCount":0,"durationInSec":1,`)
+
+	// What a document leaves out and what Go leaves at zero decode alike.
+	rules, err := FlowRules().Convert([]byte(`[{"resource":"r","count":2}]`))
+	require.NoError(t, err)
+	assert.Equal(t, []flow.Rule{flow.Rule{Resource: "r", Count: 2}.WithDefaults()}, rules)
+	rules, err = FlowRules().Convert([]byte(`[{"resource":"r","grade":"thread","count":2},{"resource":"q","grade":0,"count":2}]`))
+	require.NoError(t, err)
+	assert.Equal(t, flow.GradeThread, rules[0].Grade)
+	assert.Equal(t, flow.GradeThread, rules[1].Grade, "Java's 0 is the thread grade")
+}
+
+func TestSlowRatioZeroIsJavas(t *testing.T) {
+	doc := []byte(`[{"resource":"a","count":100,"timeWindow":10,"slowRatioThreshold":0}]`)
+	rules, err := CircuitBreakerRules().Convert(doc)
+	require.NoError(t, err)
+	assert.Equal(t, math.SmallestNonzeroFloat64, rules[0].SlowRatioThreshold, "any slow call opens the breaker, as Java's 0")
+	out, err := CircuitBreakerRules().Encode(rules)
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"slowRatioThreshold":0,`, "written back as 0")
+
+	rules, err = CircuitBreakerRules().Convert([]byte(`[{"resource":"a","count":100,"timeWindow":10}]`))
+	require.NoError(t, err)
+	assert.Equal(t, 1.0, rules[0].SlowRatioThreshold, "left out: Java's default")
+}
+
+func TestExplicitZeros(t *testing.T) {
+	// Java refuses these whatever the rest of the rule says; so does the
+	// converter, though the Go zero value means the default.
+	_, err := CircuitBreakerRules().Convert([]byte(`[{"resource":"a","timeWindow":1,"minRequestAmount":0}]`))
+	assert.Equal(t, []string{`[0] "a": minRequestAmount: must be > 0`}, problems(t, err))
+	_, err = HotspotRules().Convert([]byte(`[{"resource":"h","paramIdx":0,"durationInSec":0}]`))
+	assert.Equal(t, []string{`[0] "h": durationInSec: must be > 0 (seconds)`}, problems(t, err))
+	_, err = SystemRules().Convert([]byte(`[{"maxThread":0,"qps":5}]`))
+	assert.Equal(t, []string{"[0].maxThread: must not be 0, which would block all inbound traffic; use -1 to leave it unset"}, problems(t, err))
+
+	// Elsewhere a 0 reads as Java's default.
+	rules, err := FlowRules().Convert([]byte(`[{"resource":"r","count":1,"limitApp":"","controlBehavior":1,"warmUpPeriodSec":0,"maxQueueingTimeMs":0}]`))
+	require.NoError(t, err)
+	assert.Equal(t, "default", rules[0].LimitApp)
+	assert.Equal(t, 10, rules[0].WarmUpPeriodSec)
+	assert.Equal(t, 500, rules[0].MaxQueueingTimeMs)
+}

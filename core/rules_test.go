@@ -11,7 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/hotspot"
+	"github.com/bulwark-go/bulwark/core/rule"
+	"github.com/bulwark-go/bulwark/core/system"
 )
 
 func TestLoadStrictRejectsWholeListNamingEveryBadRule(t *testing.T) {
@@ -198,4 +202,56 @@ func TestSwapIsAtomic(t *testing.T) {
 	wg.Wait()
 	assert.Zero(t, admitted.Load(), "an entry saw a mix of two rule sets")
 	assert.Positive(t, blocked.Load())
+}
+
+func TestGoRulesGetJavaDefaults(t *testing.T) {
+	e, _ := newEngine(t, flow.Rule{Resource: "r", Count: 2})
+	assert.Equal(t, 2, passes(t, e, "r", 5), "Count 2 with no Grade is 2 QPS, as {\"resource\":\"r\",\"count\":2}")
+	assert.Equal(t, []flow.Rule{{Resource: "r", LimitApp: "default", Grade: flow.GradeQPS, Count: 2,
+		WarmUpPeriodSec: 10, MaxQueueingTimeMs: 500}}, e.Flow().Rules(), "Rules holds the defaults")
+
+	// A breaker without MinRequestAmount, StatIntervalMs and SlowRatioThreshold.
+	require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{{Resource: "b", Grade: circuitbreaker.ErrorCount, Count: 1, TimeWindow: 10}}))
+	assert.Equal(t, []circuitbreaker.Rule{{Resource: "b", LimitApp: "default", Grade: circuitbreaker.ErrorCount, Count: 1, TimeWindow: 10,
+		MinRequestAmount: 5, SlowRatioThreshold: 1, StatIntervalMs: 1000, RTSlowRequestAmount: 5}}, e.CircuitBreaker().Rules())
+
+	// A system rule sets what it names; the rest is unset.
+	require.NoError(t, e.System().Load([]system.Rule{{MaxThread: 100}}))
+	assert.Equal(t, []system.Rule{{HighestSystemLoad: -1, HighestCPUUsage: -1, QPS: -1, AvgRT: -1, MaxThread: 100}}, e.System().Rules())
+
+	require.NoError(t, e.Hotspot().Load([]hotspot.Rule{{Resource: "h", Count: 1}}))
+	assert.Equal(t, []hotspot.Rule{{Resource: "h", LimitApp: "default", Grade: hotspot.GradeQPS, Count: 1, DurationInSec: 1}}, e.Hotspot().Rules())
+}
+
+func TestDefaultsKeepState(t *testing.T) {
+	e, _ := newEngine(t)
+	var changes atomic.Int32
+	cancel := e.Flow().OnChange(func(core.RuleChange[flow.Rule]) { changes.Add(1) })
+	defer cancel()
+	require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "a", Count: 1}}))
+	require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "a", LimitApp: "default", Count: 1, WarmUpPeriodSec: 10, MaxQueueingTimeMs: 500}}))
+	require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "a", Count: 1}}))
+	assert.Equal(t, int32(1), changes.Load(), "a zero field and Java's default are the same rule")
+}
+
+func TestValidationErrorsAreTyped(t *testing.T) {
+	e, _ := newEngine(t)
+	err := e.System().Load([]system.Rule{{QPS: 10}, {}, {HighestCPUUsage: 2}})
+	var verr *core.ValidationError
+	require.ErrorAs(t, err, &verr)
+	assert.Equal(t, "core: system rules rejected, previous rules kept: "+
+		"rules[1]: rule sets no threshold: set at least one of highestSystemLoad, highestCpuUsage, qps, avgRt, maxThread; "+
+		"rules[2].highestCpuUsage: must be a ratio in (0, 1], or -1 to leave it unset; got 2", err.Error())
+
+	var re core.RuleError
+	require.ErrorAs(t, err, &re, "a ValidationError unwraps to its rule errors")
+	assert.Equal(t, 1, re.Index)
+	fe, ok := errors.AsType[*rule.FieldError](err)
+	require.True(t, ok, "and they to their field errors")
+	assert.Equal(t, "", fe.Field)
+
+	fields := rule.Fields(verr.Rules[1].Err)
+	require.Len(t, fields, 1)
+	assert.Equal(t, "highestCpuUsage", fields[0].Field)
+	assert.Equal(t, "must be a ratio in (0, 1], or -1 to leave it unset; got 2", fields[0].Err.Error())
 }

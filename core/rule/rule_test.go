@@ -1,0 +1,40 @@
+package rule_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/core/rule"
+)
+
+func TestFieldError(t *testing.T) {
+	fe := rule.Errorf("count", "must be >= %d", 0)
+	assert.Equal(t, "count: must be >= 0", fe.Error())
+	assert.Equal(t, "rule sets nothing", rule.Errorf("", "rule sets nothing").Error())
+
+	wrapped := rule.Errorf("paramFlowItemList[0].object", "unreadable: %w", io.ErrUnexpectedEOF)
+	assert.ErrorIs(t, wrapped, io.ErrUnexpectedEOF, "Err wraps its cause")
+}
+
+func TestFields(t *testing.T) {
+	assert.Nil(t, rule.Fields(nil))
+
+	a, b, c := rule.Errorf("a", "x"), rule.Errorf("b", "y"), rule.Errorf("c", "z")
+	got := rule.Fields(errors.Join(a, errors.Join(b, c)))
+	assert.Equal(t, []*rule.FieldError{a, b, c}, got, "joined errors, nested or not, in order")
+
+	got = rule.Fields(fmt.Errorf("context: %w", a))
+	assert.Equal(t, []*rule.FieldError{a}, got, "found through a wrapper")
+
+	plain := errors.New("plain")
+	got = rule.Fields(errors.Join(a, plain))
+	require.Len(t, got, 2)
+	assert.Equal(t, a, got[0])
+	assert.Equal(t, "", got[1].Field, "an error without a field is the rule's as a whole")
+	assert.Equal(t, plain, got[1].Err)
+}
