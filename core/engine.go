@@ -25,7 +25,8 @@ import (
 // reading, as time.Now does.
 type Clock interface{ Now() time.Time }
 
-// Option configures an [Engine].
+// Option configures an [Engine]. An option given its zero value (nil, 0)
+// keeps the engine's default, as if it were left out; each says so.
 type Option func(*config)
 
 type config struct {
@@ -40,33 +41,49 @@ type config struct {
 
 // WithClock makes the engine read time from c instead of the time package.
 // Tests use it (or testing/synctest) to drive windows, warm-up and pacing.
+// A nil c means the time package, as without the option.
 func WithClock(c Clock) Option { return func(cfg *config) { cfg.clock = c } }
 
 // WithLogger sets the logger for rule changes and rejected documents. The
-// engine is silent by default.
+// engine is silent by default, and with a nil l.
 func WithLogger(l *slog.Logger) Option { return func(cfg *config) { cfg.logger = l } }
 
 // WithColdFactor sets the warm-up cold factor (Sentinel's
 // csp.sentinel.flow.cold.factor): warm-up rules start at count/n. Values
-// below 2 keep the default, 3.
+// below 2 (0 included) keep the default, 3, as Sentinel does.
 func WithColdFactor(n int) Option { return func(cfg *config) { cfg.flow.ColdFactor = n } }
 
 // WithOccupyTimeout bounds how long a prioritized entry may wait for a
-// future window (default 500 ms).
+// future window (default 500 ms). d <= 0 keeps the default.
 func WithOccupyTimeout(d time.Duration) Option {
 	return func(cfg *config) { cfg.flow.OccupyTimeout = d }
 }
 
 // WithMaxRT caps each recorded response time (Sentinel's
 // csp.sentinel.statistic.max.rt, default 4900 ms), so one stuck call does
-// not dominate averages.
-func WithMaxRT(d time.Duration) Option { return func(cfg *config) { cfg.maxRT = d } }
+// not dominate averages. Response times are counted in whole milliseconds:
+// d <= 0 keeps the default (a cap of zero would record every call as
+// instant), and a d below 1 ms caps at 1 ms.
+func WithMaxRT(d time.Duration) Option {
+	return func(cfg *config) {
+		if d > 0 {
+			cfg.maxRT = max(d, time.Millisecond)
+		}
+	}
+}
 
 // WithMaxResources bounds how many resources without rules get statistics
 // (default 10,000). Resources past the bound still pass every check, they
 // are just not measured; a resource that has rules, or that a rule refers
-// to, is always measured and checked, whatever the bound.
-func WithMaxResources(n int) Option { return func(cfg *config) { cfg.maxResources = n } }
+// to, is always measured and checked, whatever the bound. n <= 0 keeps the
+// default.
+func WithMaxResources(n int) Option {
+	return func(cfg *config) {
+		if n > 0 {
+			cfg.maxResources = n
+		}
+	}
+}
 
 // Engine admits or rejects entries into resources according to its rules.
 // Create one with [NewEngine] or use the process-wide [Default]. An Engine

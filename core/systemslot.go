@@ -21,7 +21,7 @@ var systemKind = kind[system.Rule]{
 
 // WithSystemCollector makes system rules read load and CPU usage from c
 // instead of the Linux collector ([system.NewCollector]). Tests use it to
-// inject values.
+// inject values. A nil c means the Linux collector, as without the option.
 func WithSystemCollector(c system.Collector) Option {
 	return func(cfg *config) { cfg.collector = c }
 }
