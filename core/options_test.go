@@ -9,12 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/core"
-	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+	"github.com/bulwark-go/bulwark/core/system"
 )
 
 // TestZeroOptionsKeepDefaults: an option given its zero value is the
-// option left out. WithMaxRT(0) used to cap every response time at zero,
-// so no call was ever slow.
+// option left out. WithMaxRT(0) used to cap every recorded response time
+// at zero, so no average RT ever exceeded a threshold.
 func TestZeroOptionsKeepDefaults(t *testing.T) {
 	for name, opts := range map[string][]core.Option{
 		"no options": nil,
@@ -25,13 +25,13 @@ func TestZeroOptionsKeepDefaults(t *testing.T) {
 			clk := newStepClock()
 			e := core.NewEngine(append(slices.Clone(opts), core.WithClock(clk))...)
 			defer e.Close()
-			require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{{Resource: "r", Count: 100, TimeWindow: 10, MinRequestAmount: 1}}))
-			en, err := e.Enter(bg, "r")
+			require.NoError(t, e.System().Load([]system.Rule{{AvgRT: 100}}))
+			en, err := e.Enter(bg, "r", core.Inbound())
 			require.NoError(t, err)
 			clk.Advance(200 * time.Millisecond)
 			en.Exit()
-			_, err = e.Enter(bg, "r")
-			assert.ErrorIs(t, err, core.ErrBlocked, "a 200 ms call is slower than 100 ms: the breaker opened")
+			_, err = e.Enter(bg, "r", core.Inbound())
+			assert.ErrorIs(t, err, core.ErrBlocked, "the average RT, 200 ms, is above 100 ms")
 		})
 	}
 }
