@@ -16,17 +16,12 @@ func (busyMachine) Load1() (float64, error)    { return 0, errors.New("no load a
 func (busyMachine) CPUUsage() (float64, error) { return 0.95, nil }
 
 // A CPU-usage rule blocks inbound entries while the CPU is busier than
-// 80 %; outbound entries are not checked.
+// 80 %; outbound entries are not checked. The thresholds it leaves at 0
+// are unset.
 func Example() {
 	e := core.NewEngine(core.WithSystemCollector(busyMachine{}))
 	defer e.Close() // stops the collector goroutine
-	err := e.System().Load([]system.Rule{{
-		HighestSystemLoad: system.Unset,
-		HighestCPUUsage:   0.8,
-		QPS:               system.Unset,
-		AvgRT:             system.Unset,
-		MaxThread:         system.Unset,
-	}})
+	err := e.System().Load([]system.Rule{{HighestCPUUsage: 0.8}})
 	if err != nil {
 		panic(err)
 	}
