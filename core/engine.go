@@ -15,8 +15,8 @@ import (
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/hotspot"
-	"github.com/bulwark-go/bulwark/core/stat"
 	"github.com/bulwark-go/bulwark/core/system"
+	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
 // Clock is the engine's source of time. Only differences between readings

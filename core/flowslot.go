@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/bulwark-go/bulwark/core/flow"
-	"github.com/bulwark-go/bulwark/core/stat"
+	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
 var flowKind = kind[flow.Rule]{

@@ -5,7 +5,7 @@ import (
 	"math"
 	"sync/atomic"
 
-	"github.com/bulwark-go/bulwark/core/stat"
+	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
 // State is the state of a [Breaker].

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bulwark-go/bulwark/core/stat"
+	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
 // call is one completed call of a timeline: rt ms, failed or not.

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bulwark-go/bulwark/core/stat"
+	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
 const ms = int64(time.Millisecond)

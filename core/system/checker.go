@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/bulwark-go/bulwark/core/stat"
+	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
 // Metric names the threshold a [Limits] check tripped.

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bulwark-go/bulwark/core/stat"
+	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
 func TestCombineTakesTheMinimumPerField(t *testing.T) {
