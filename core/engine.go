@@ -16,6 +16,7 @@ import (
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/core/system"
+	"github.com/bulwark-go/bulwark/internal/flowcontrol"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -32,7 +33,7 @@ type Option func(*config)
 type config struct {
 	clock        Clock
 	logger       *slog.Logger
-	flow         flow.Config
+	flow         flowcontrol.Config
 	maxRT        time.Duration
 	maxResources int
 	stripes      int
@@ -92,7 +93,7 @@ type Engine struct {
 	clock   Clock
 	epoch   time.Time
 	log     *slog.Logger
-	flowCfg flow.Config
+	flowCfg flowcontrol.Config
 	maxRTMs int64
 
 	table   atomic.Pointer[table]

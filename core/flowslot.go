@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/internal/flowcontrol"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -34,7 +35,7 @@ type flowSet struct {
 
 type flowCheck struct {
 	rule  flow.Rule
-	ctrl  flow.Controller
+	ctrl  flowcontrol.Controller
 	block *BlockError
 	ref   *stat.Node // Relate: the related resource's node; Chain: the context's node
 }
@@ -77,7 +78,7 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 			}
 		}
 		if fc.ctrl == nil {
-			fc.ctrl = flow.NewController(r, e.flowCfg)
+			fc.ctrl = flowcontrol.NewController(r, e.flowCfg)
 		}
 		fc.block = &BlockError{Kind: BlockFlow, Resource: r.Resource, Rule: r}
 		la := limitApp(r)

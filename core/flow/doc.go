@@ -1,13 +1,19 @@
 // Package flow holds flow rules (Sentinel's FlowRule, field for field) and
-// the traffic-shaping controllers that enforce them: reject, warm-up, rate
-// limiter (pacing) and warm-up + rate limiter, for QPS rules; reject for
-// thread (concurrency) rules.
+// says how the engine (package core) enforces them. QPS rules shape traffic
+// with one of four behaviors: reject (block above the threshold at once),
+// warm-up (the allowed rate climbs from Count/coldFactor to Count over
+// WarmUpPeriodSec after a cold period, as Guava's SmoothWarmingUp), rate
+// limiter (pacing: entries run 1/Count apart, each queued for up to
+// MaxQueueingTimeMs) and warm-up + rate limiter (pacing at the warm-up
+// rate). Thread (concurrency) rules reject. The cold factor and how long a
+// prioritized entry may occupy the next window are engine options
+// (core.WithColdFactor, core.WithOccupyTimeout).
 //
-// A rule is checked against the statistics of one node (package stat):
-// the resource's, an origin's, a calling context's or a related
-// resource's, as its LimitApp and Strategy say. The engine (package core)
-// records an entry's pass on every node once all of the resource's rules
-// admitted it.
+// A rule is checked against the statistics of one node, a sliding window
+// of one second in two buckets: the resource's, an origin's, a calling
+// context's or a related resource's, as its LimitApp and Strategy say.
+// The engine records an entry's pass on every node once all of the
+// resource's rules admitted it.
 //
 // # How exact a limit is under concurrency
 //

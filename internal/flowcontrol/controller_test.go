@@ -1,4 +1,4 @@
-package flow
+package flowcontrol
 
 import (
 	"slices"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -31,7 +32,7 @@ func admit(c Controller, n *stat.Node, at int64, limit int) int {
 }
 
 func TestRejectQPS(t *testing.T) {
-	c := NewController(Rule{Grade: GradeQPS, Count: 5}, Config{})
+	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 5}, Config{})
 	n := stat.NewNode(1)
 	assert.Equal(t, 5, admit(c, n, 100, 100))
 	assert.Equal(t, 0, admit(c, n, 900, 100), "same second window")
@@ -39,7 +40,7 @@ func TestRejectQPS(t *testing.T) {
 }
 
 func TestRejectCountsAcquire(t *testing.T) {
-	c := NewController(Rule{Grade: GradeQPS, Count: 5}, Config{})
+	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 5}, Config{})
 	n := stat.NewNode(1)
 	n.AddPass(0, 3)
 	assert.False(t, c.Check(n, 10*ms, 2, false).Blocked)
@@ -47,7 +48,7 @@ func TestRejectCountsAcquire(t *testing.T) {
 }
 
 func TestRejectThreadGrade(t *testing.T) {
-	c := NewController(Rule{Grade: GradeThread, Count: 2}, Config{})
+	c := NewController(flow.Rule{Grade: flow.GradeThread, Count: 2}, Config{})
 	n := stat.NewNode(1)
 	n.AddPass(0, 1)
 	n.AddPass(0, 1)
@@ -60,7 +61,7 @@ func TestWarmUpCurve(t *testing.T) {
 	// count 100, 10 s warm-up, cold factor 3: Sentinel's warningToken 500,
 	// maxToken 1000. A cold rule admits count/3 per second, then more each
 	// second of full load, reaching count and staying there.
-	c := NewController(Rule{Grade: GradeQPS, Count: 100, ControlBehavior: WarmUp, WarmUpPeriodSec: 10}, Config{})
+	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 100, ControlBehavior: flow.WarmUp, WarmUpPeriodSec: 10}, Config{})
 	n := stat.NewNode(1)
 	n.Minute()
 	var perSecond []int
@@ -78,7 +79,7 @@ func TestWarmUpCurve(t *testing.T) {
 }
 
 func TestWarmUpCoolsDownWhenIdle(t *testing.T) {
-	c := NewController(Rule{Grade: GradeQPS, Count: 100, ControlBehavior: WarmUp, WarmUpPeriodSec: 10}, Config{ColdFactor: 4})
+	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 100, ControlBehavior: flow.WarmUp, WarmUpPeriodSec: 10}, Config{ColdFactor: 4})
 	n := stat.NewNode(1)
 	n.Minute()
 	var s int64
@@ -94,14 +95,14 @@ func TestWarmUpCoolsDownWhenIdle(t *testing.T) {
 func TestWarmUpDegenerateBucketDoesNotBlockEverything(t *testing.T) {
 	// count 1 over 1 s: Java's maxToken equals warningToken and its slope
 	// divides by zero, blocking every entry. Here the rule runs at count.
-	c := NewController(Rule{Grade: GradeQPS, Count: 1, ControlBehavior: WarmUp, WarmUpPeriodSec: 1}, Config{})
+	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 1, ControlBehavior: flow.WarmUp, WarmUpPeriodSec: 1}, Config{})
 	n := stat.NewNode(1)
 	assert.Equal(t, 1, admit(c, n, 1, 10))
 }
 
 func TestRateLimiterPacingAndQueueTimeout(t *testing.T) {
 	// 10 per second: one every 100 ms; waiting at most 500 ms.
-	c := NewController(Rule{Grade: GradeQPS, Count: 10, ControlBehavior: RateLimiter, MaxQueueingTimeMs: 500}, Config{})
+	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 10, ControlBehavior: flow.RateLimiter, MaxQueueingTimeMs: 500}, Config{})
 	n := stat.NewNode(1)
 	now := 1000 * ms
 	var waits []time.Duration
@@ -123,7 +124,7 @@ func TestRateLimiterPacingAndQueueTimeout(t *testing.T) {
 func TestRateLimiterConcurrentEntriesNeverShareATurn(t *testing.T) {
 	// 10 per second, 500 ms of queue, 64 goroutines asking at the same
 	// instant: six turns (0, 100, ..., 500 ms), each given once.
-	c := NewController(Rule{Grade: GradeQPS, Count: 10, ControlBehavior: RateLimiter, MaxQueueingTimeMs: 500}, Config{})
+	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 10, ControlBehavior: flow.RateLimiter, MaxQueueingTimeMs: 500}, Config{})
 	n := stat.NewNode(1)
 	var mu sync.Mutex
 	var waits []time.Duration
@@ -147,7 +148,7 @@ func TestRateLimiterConcurrentEntriesNeverShareATurn(t *testing.T) {
 
 func TestRateLimiterNanosecondPrecision(t *testing.T) {
 	// 3000 per second: 333,333 ns apart (Java rounds to whole ms below 1000 QPS).
-	c := NewController(Rule{Grade: GradeQPS, Count: 3000, ControlBehavior: RateLimiter, MaxQueueingTimeMs: 1}, Config{})
+	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 3000, ControlBehavior: flow.RateLimiter, MaxQueueingTimeMs: 1}, Config{})
 	n := stat.NewNode(1)
 	assert.Equal(t, time.Duration(0), c.Check(n, 0, 1, false).Wait)
 	assert.Equal(t, 333333*time.Nanosecond, c.Check(n, 0, 1, false).Wait)
@@ -155,12 +156,12 @@ func TestRateLimiterNanosecondPrecision(t *testing.T) {
 }
 
 func TestRateLimiterZeroCountBlocks(t *testing.T) {
-	c := NewController(Rule{Grade: GradeQPS, Count: 0, ControlBehavior: RateLimiter, MaxQueueingTimeMs: 500}, Config{})
+	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 0, ControlBehavior: flow.RateLimiter, MaxQueueingTimeMs: 500}, Config{})
 	assert.True(t, c.Check(stat.NewNode(1), 0, 1, false).Blocked)
 }
 
 func TestWarmUpRateLimiterPacesAtWarmRate(t *testing.T) {
-	c := NewController(Rule{Grade: GradeQPS, Count: 30, ControlBehavior: WarmUpRateLimiter, WarmUpPeriodSec: 10, MaxQueueingTimeMs: 1000}, Config{})
+	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 30, ControlBehavior: flow.WarmUpRateLimiter, WarmUpPeriodSec: 10, MaxQueueingTimeMs: 1000}, Config{})
 	n := stat.NewNode(1)
 	n.Minute()
 	assert.Equal(t, time.Duration(0), c.Check(n, 1000*ms, 1, false).Wait)
@@ -169,7 +170,7 @@ func TestWarmUpRateLimiterPacesAtWarmRate(t *testing.T) {
 }
 
 func TestOccupyNextWindow(t *testing.T) {
-	c := NewController(Rule{Grade: GradeQPS, Count: 10}, Config{})
+	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 10}, Config{})
 	n := stat.NewNode(1)
 	n.AddPass(100, 10) // the bucket [0,500) is full
 	assert.True(t, c.Check(n, 120*ms, 1, true).Blocked, "no room before the occupy timeout: [0,500) leaves at 1000")
@@ -184,7 +185,7 @@ func TestOccupyNextWindow(t *testing.T) {
 }
 
 func TestOccupyTimeoutIsConfigurable(t *testing.T) {
-	c := NewController(Rule{Grade: GradeQPS, Count: 10}, Config{OccupyTimeout: 300 * time.Millisecond})
+	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 10}, Config{OccupyTimeout: 300 * time.Millisecond})
 	n := stat.NewNode(1)
 	n.AddPass(100, 10)
 	assert.True(t, c.Check(n, 600*ms, 1, true).Blocked, "400 ms wait exceeds 300 ms")

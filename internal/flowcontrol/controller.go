@@ -1,10 +1,11 @@
-package flow
+package flowcontrol
 
 import (
 	"math"
 	"sync/atomic"
 	"time"
 
+	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -59,15 +60,15 @@ func (c Config) withDefaults() Config {
 // NewController returns the controller for a valid rule: thread rules and
 // QPS rules with the Reject behavior get the window-counting controller,
 // the other behaviors theirs.
-func NewController(r Rule, cfg Config) Controller {
+func NewController(r flow.Rule, cfg Config) Controller {
 	cfg = cfg.withDefaults()
-	if r.Grade == GradeQPS {
+	if r.Grade == flow.GradeQPS {
 		switch r.ControlBehavior {
-		case WarmUp:
+		case flow.WarmUp:
 			return &warmUpController{tokens: newWarmTokens(r.Count, r.WarmUpPeriodSec, cfg.ColdFactor)}
-		case RateLimiter:
+		case flow.RateLimiter:
 			return &rateLimiterController{count: r.Count, pacer: newPacer(r.MaxQueueingTimeMs)}
-		case WarmUpRateLimiter:
+		case flow.WarmUpRateLimiter:
 			return &warmUpRateLimiterController{
 				tokens: newWarmTokens(r.Count, r.WarmUpPeriodSec, cfg.ColdFactor),
 				pacer:  newPacer(r.MaxQueueingTimeMs),
@@ -83,21 +84,21 @@ const nsPerMs = int64(time.Millisecond)
 // rejects above the threshold; a prioritized QPS entry may instead occupy a
 // later bucket within the occupy timeout.
 type rejectController struct {
-	grade           Grade
+	grade           flow.Grade
 	count           float64
 	occupyTimeoutMs int64
 }
 
 func (c *rejectController) Check(n *stat.Node, now int64, acquire int64, prioritized bool) Decision {
 	ms := now / nsPerMs
-	if c.grade == GradeThread {
+	if c.grade == flow.GradeThread {
 		if float64(n.Concurrency()+acquire) <= c.count {
 			return Decision{}
 		}
 	} else if n.PassFits(ms, acquire, c.count) {
 		return Decision{}
 	}
-	if prioritized && c.grade == GradeQPS {
+	if prioritized && c.grade == flow.GradeQPS {
 		if wait := c.tryOccupyNext(n.Second(), ms, acquire); wait < c.occupyTimeoutMs {
 			at := ms + wait
 			n.Occupy(ms, at-at%n.Second().BucketMs(), acquire)
