@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+	"github.com/bulwark-go/bulwark/internal/breaker"
 )
 
 var breakerKind = kind[circuitbreaker.Rule]{
@@ -32,7 +33,7 @@ type breakerSet struct {
 }
 
 type breakerCheck struct {
-	b        *circuitbreaker.Breaker
+	b        *breaker.Breaker
 	open     *BlockError
 	halfOpen *BlockError
 }
@@ -108,7 +109,7 @@ func installBreakers(e *Engine, next, prev *table, rules []circuitbreaker.Rule) 
 			}
 		}
 		if bc.b == nil {
-			bc.b = circuitbreaker.New(r, circuitbreaker.Options{Stripes: e.nodes.stripes, OnStateChange: e.breakerLn.notify})
+			bc.b = breaker.New(r, breaker.Options{Stripes: e.nodes.stripes, OnStateChange: e.breakerLn.notify})
 		}
 		bc.open = &BlockError{Kind: BlockCircuitBreaker, Resource: r.Resource, Rule: r, Detail: "breaker OPEN"}
 		bc.halfOpen = &BlockError{Kind: BlockCircuitBreaker, Resource: r.Resource, Rule: r, Detail: "breaker HALF_OPEN, probe in flight"}

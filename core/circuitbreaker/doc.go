@@ -24,15 +24,15 @@
 //
 // # Breakers
 //
-// [New] builds the [Breaker] of a rule; package core makes one per rule and
-// keeps it across rule swaps while the rule is unchanged. A breaker takes no
-// lock: its state is one atomic word moved by compare-and-swap, and its
-// statistics are a stat.Window of StatIntervalMs with [SampleCount]
-// buckets. The engine calls [Breaker.TryPass] on Enter, after every other
-// check, and [Breaker.OnComplete] on Exit with the call's RT and whether it
-// failed (core.Entry.SetError, or the error of the function given to
-// core.Engine.Do). A call is slow when its RT is above Count; a failed call
-// is bad for the error grades, a slow one for SlowRequestRatio.
+// The engine (package core) makes one breaker per rule and keeps it across
+// rule swaps while the rule is unchanged. A breaker takes no lock: its
+// state is one atomic word moved by compare-and-swap, and its statistics
+// are a sliding window of StatIntervalMs (two buckets of half the interval
+// when StatIntervalMs is even, else one). The engine asks the breaker on
+// Enter, after every other check, and tells it on Exit the call's RT and
+// whether it failed (core.Entry.SetError, or the error of the function
+// given to core.Engine.Do). A call is slow when its RT is above Count; a
+// failed call is bad for the error grades, a slow one for SlowRequestRatio.
 //
 //   - CLOSED: every call passes. After each completion, if the interval
 //     holds at least MinRequestAmount calls and the measure is above the

@@ -1,4 +1,4 @@
-package circuitbreaker
+package breaker
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -23,9 +24,9 @@ func calls(n int, rt int64, failed bool) []call {
 	return out
 }
 
-type recorder struct{ changes []StateChange }
+type recorder struct{ changes []circuitbreaker.StateChange }
 
-func (r *recorder) on(c StateChange) { r.changes = append(r.changes, c) }
+func (r *recorder) on(c circuitbreaker.StateChange) { r.changes = append(r.changes, c) }
 
 func (r *recorder) transitions() []string {
 	var out []string
@@ -38,32 +39,32 @@ func (r *recorder) transitions() []string {
 func TestBreakerOpensPerGrade(t *testing.T) {
 	tests := []struct {
 		name     string
-		rule     Rule
+		rule     circuitbreaker.Rule
 		calls    []call
 		wantOpen bool
 		value    float64
 	}{
-		{"slow ratio above threshold", Rule{Grade: SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.5},
+		{"slow ratio above threshold", circuitbreaker.Rule{Grade: circuitbreaker.SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.5},
 			append(calls(3, 101, false), calls(2, 10, false)...), true, 0.6},
-		{"slow ratio at threshold stays closed", Rule{Grade: SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.5},
+		{"slow ratio at threshold stays closed", circuitbreaker.Rule{Grade: circuitbreaker.SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.5},
 			append(calls(3, 10, false), calls(3, 101, false)...), false, 0},
-		{"rt equal to count is not slow", Rule{Grade: SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.1},
+		{"rt equal to count is not slow", circuitbreaker.Rule{Grade: circuitbreaker.SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.1},
 			calls(10, 100, false), false, 0},
-		{"slow ratio 1.0 opens at 1.0", Rule{Grade: SlowRequestRatio, Count: 100, SlowRatioThreshold: 1},
+		{"slow ratio 1.0 opens at 1.0", circuitbreaker.Rule{Grade: circuitbreaker.SlowRequestRatio, Count: 100, SlowRatioThreshold: 1},
 			calls(5, 200, false), true, 1},
-		{"below min request amount", Rule{Grade: SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.1},
+		{"below min request amount", circuitbreaker.Rule{Grade: circuitbreaker.SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.1},
 			calls(4, 200, false), false, 0},
-		{"min request amount reached by a fast call", Rule{Grade: SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.5},
+		{"min request amount reached by a fast call", circuitbreaker.Rule{Grade: circuitbreaker.SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.5},
 			append(calls(4, 200, false), call{1, false}), true, 0.8},
-		{"error ratio above", Rule{Grade: ErrorRatio, Count: 0.5},
+		{"error ratio above", circuitbreaker.Rule{Grade: circuitbreaker.ErrorRatio, Count: 0.5},
 			append(calls(3, 1, true), calls(2, 1, false)...), true, 0.6},
-		{"error ratio at threshold", Rule{Grade: ErrorRatio, Count: 0.5},
+		{"error ratio at threshold", circuitbreaker.Rule{Grade: circuitbreaker.ErrorRatio, Count: 0.5},
 			append(calls(3, 1, false), calls(3, 1, true)...), false, 0},
-		{"slow calls are not errors", Rule{Grade: ErrorRatio, Count: 0.1},
+		{"slow calls are not errors", circuitbreaker.Rule{Grade: circuitbreaker.ErrorRatio, Count: 0.1},
 			calls(10, 5000, false), false, 0},
-		{"error count above", Rule{Grade: ErrorCount, Count: 3},
+		{"error count above", circuitbreaker.Rule{Grade: circuitbreaker.ErrorCount, Count: 3},
 			append(calls(2, 1, false), calls(4, 1, true)...), true, 4},
-		{"error count at threshold", Rule{Grade: ErrorCount, Count: 3},
+		{"error count at threshold", circuitbreaker.Rule{Grade: circuitbreaker.ErrorCount, Count: 3},
 			append(calls(5, 1, false), calls(3, 1, true)...), false, 0},
 	}
 	for _, tt := range tests {
@@ -84,13 +85,13 @@ func TestBreakerOpensPerGrade(t *testing.T) {
 				now++
 			}
 			if !tt.wantOpen {
-				assert.Equal(t, Closed, b.State())
+				assert.Equal(t, circuitbreaker.Closed, b.State())
 				assert.Empty(t, rec.changes)
 				return
 			}
-			assert.Equal(t, Open, b.State())
+			assert.Equal(t, circuitbreaker.Open, b.State())
 			require.Len(t, rec.changes, 1)
-			assert.Equal(t, StateChange{From: Closed, To: Open, Value: tt.value, Rule: r, Time: rec.changes[0].Time}, rec.changes[0])
+			assert.Equal(t, circuitbreaker.StateChange{From: circuitbreaker.Closed, To: circuitbreaker.Open, Value: tt.value, Rule: r, Time: rec.changes[0].Time}, rec.changes[0])
 			pass, _ := b.TryPass(now, nil)
 			assert.False(t, pass, "open breaker lets a call through")
 		})
@@ -98,38 +99,38 @@ func TestBreakerOpensPerGrade(t *testing.T) {
 }
 
 // openBreaker returns a breaker opened at time 1000 ms, with a 10 s window.
-func openBreaker(t *testing.T, g Grade, rec *recorder) *Breaker {
+func openBreaker(t *testing.T, g circuitbreaker.Grade, rec *recorder) *Breaker {
 	t.Helper()
-	r := Rule{Resource: "r", Grade: g, Count: 100, SlowRatioThreshold: 0.5, TimeWindow: 10, MinRequestAmount: 1, StatIntervalMs: 1000}
+	r := circuitbreaker.Rule{Resource: "r", Grade: g, Count: 100, SlowRatioThreshold: 0.5, TimeWindow: 10, MinRequestAmount: 1, StatIntervalMs: 1000}
 	switch g {
-	case ErrorRatio:
+	case circuitbreaker.ErrorRatio:
 		r.Count = 0.5
-	case ErrorCount:
+	case circuitbreaker.ErrorCount:
 		r.Count = 0
 	}
 	b := New(r, Options{OnStateChange: rec.on})
 	pass, _ := b.TryPass(1000, nil)
 	require.True(t, pass)
 	b.OnComplete(1000, 500, true, false)
-	require.Equal(t, Open, b.State())
+	require.Equal(t, circuitbreaker.Open, b.State())
 	return b
 }
 
 func TestBreakerHalfOpenProbe(t *testing.T) {
 	tests := []struct {
 		name   string
-		grade  Grade
+		grade  circuitbreaker.Grade
 		rt     int64
 		failed bool
-		want   State
+		want   circuitbreaker.State
 		value  float64
 	}{
-		{"fast probe closes", SlowRequestRatio, 10, false, Closed, 0},
-		{"slow probe reopens", SlowRequestRatio, 300, false, Open, 300},
-		{"failed fast probe closes a slow-ratio breaker", SlowRequestRatio, 10, true, Closed, 0},
-		{"successful probe closes", ErrorRatio, 300, false, Closed, 0},
-		{"failed probe reopens", ErrorRatio, 1, true, Open, 1},
-		{"failed probe reopens an error-count breaker", ErrorCount, 1, true, Open, 1},
+		{"fast probe closes", circuitbreaker.SlowRequestRatio, 10, false, circuitbreaker.Closed, 0},
+		{"slow probe reopens", circuitbreaker.SlowRequestRatio, 300, false, circuitbreaker.Open, 300},
+		{"failed fast probe closes a slow-ratio breaker", circuitbreaker.SlowRequestRatio, 10, true, circuitbreaker.Closed, 0},
+		{"successful probe closes", circuitbreaker.ErrorRatio, 300, false, circuitbreaker.Closed, 0},
+		{"failed probe reopens", circuitbreaker.ErrorRatio, 1, true, circuitbreaker.Open, 1},
+		{"failed probe reopens an error-count breaker", circuitbreaker.ErrorCount, 1, true, circuitbreaker.Open, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,7 +142,7 @@ func TestBreakerHalfOpenProbe(t *testing.T) {
 			pass, probe := b.TryPass(11_000, nil)
 			require.True(t, pass)
 			require.True(t, probe)
-			assert.Equal(t, HalfOpen, b.State())
+			assert.Equal(t, circuitbreaker.HalfOpen, b.State())
 			pass, probe = b.TryPass(11_001, nil)
 			assert.False(t, pass, "a second call while the probe is in flight")
 			assert.False(t, probe)
@@ -149,13 +150,13 @@ func TestBreakerHalfOpenProbe(t *testing.T) {
 			// A call admitted before the breaker opened completes now: it
 			// does not decide the half-open state.
 			b.OnComplete(11_002, 1, false, false)
-			assert.Equal(t, HalfOpen, b.State())
+			assert.Equal(t, circuitbreaker.HalfOpen, b.State())
 
 			b.OnComplete(11_000+tt.rt, tt.rt, tt.failed, true)
 			assert.Equal(t, tt.want, b.State())
 			last := rec.changes[len(rec.changes)-1]
 			assert.Equal(t, tt.value, last.Value)
-			if tt.want == Closed {
+			if tt.want == circuitbreaker.Closed {
 				assert.Equal(t, []string{"CLOSED->OPEN", "OPEN->HALF_OPEN", "HALF_OPEN->CLOSED"}, rec.transitions())
 				// Closing started the statistics over: one more bad call
 				// (min request amount 1) is needed to open again.
@@ -176,11 +177,11 @@ func TestBreakerHalfOpenProbe(t *testing.T) {
 
 func TestBreakerAbortProbe(t *testing.T) {
 	var rec recorder
-	b := openBreaker(t, ErrorRatio, &rec)
+	b := openBreaker(t, circuitbreaker.ErrorRatio, &rec)
 	pass, probe := b.TryPass(11_000, nil)
 	require.True(t, pass && probe)
 	b.AbortProbe(11_000)
-	assert.Equal(t, Open, b.State())
+	assert.Equal(t, circuitbreaker.Open, b.State())
 	assert.Equal(t, []string{"CLOSED->OPEN", "OPEN->HALF_OPEN", "HALF_OPEN->OPEN"}, rec.transitions())
 	// The retry time did not move: the next call probes at once.
 	pass, probe = b.TryPass(11_001, nil)
@@ -191,22 +192,22 @@ func TestBreakerAbortProbe(t *testing.T) {
 }
 
 func TestBreakerWindowSlides(t *testing.T) {
-	r := Rule{Resource: "r", Grade: ErrorCount, Count: 2, TimeWindow: 1, MinRequestAmount: 1, StatIntervalMs: 1000}
+	r := circuitbreaker.Rule{Resource: "r", Grade: circuitbreaker.ErrorCount, Count: 2, TimeWindow: 1, MinRequestAmount: 1, StatIntervalMs: 1000}
 	b := New(r, Options{Stripes: 4})
 	b.OnComplete(0, 1, true, false)
 	b.OnComplete(100, 1, true, false)
 	// 1.2 s later both errors have left the window.
 	b.OnComplete(1200, 1, true, false)
-	assert.Equal(t, Closed, b.State())
+	assert.Equal(t, circuitbreaker.Closed, b.State())
 	b.OnComplete(1300, 1, true, false)
 	b.OnComplete(1400, 1, true, false)
-	assert.Equal(t, Open, b.State())
+	assert.Equal(t, circuitbreaker.Open, b.State())
 }
 
 // The average-RT strategy of Sentinel before 1.8, over a timeline of calls
 // that each take 200 ms against a count of 100 ms.
 func TestBreakerAvgRTTimeline(t *testing.T) {
-	r := Rule{Resource: "r", Grade: AvgRT, Count: 100, TimeWindow: 2, MinRequestAmount: 5, StatIntervalMs: 1000, RTSlowRequestAmount: 3}
+	r := circuitbreaker.Rule{Resource: "r", Grade: circuitbreaker.AvgRT, Count: 100, TimeWindow: 2, MinRequestAmount: 5, StatIntervalMs: 1000, RTSlowRequestAmount: 3}
 	require.NoError(t, r.Validate())
 	var rec recorder
 	b := New(r, Options{OnStateChange: rec.on})
@@ -226,7 +227,7 @@ func TestBreakerAvgRTTimeline(t *testing.T) {
 	assert.True(t, enter())
 	assert.True(t, enter())
 	assert.False(t, enter())
-	assert.Equal(t, Open, b.State())
+	assert.Equal(t, circuitbreaker.Open, b.State())
 	require.Len(t, rec.changes, 1)
 	assert.Equal(t, 200.0, rec.changes[0].Value)
 	now += 1_999
@@ -251,11 +252,11 @@ func TestBreakerAvgRTTimeline(t *testing.T) {
 	assert.True(t, enter())
 	assert.True(t, enter())
 	assert.True(t, enter())
-	assert.Equal(t, Closed, b.State())
+	assert.Equal(t, circuitbreaker.Closed, b.State())
 }
 
 func TestBreakerAvgRTDefaultAmount(t *testing.T) {
-	r := Rule{Resource: "r", Grade: AvgRT, Count: 1, TimeWindow: 1, MinRequestAmount: 1, StatIntervalMs: 1000}
+	r := circuitbreaker.Rule{Resource: "r", Grade: circuitbreaker.AvgRT, Count: 1, TimeWindow: 1, MinRequestAmount: 1, StatIntervalMs: 1000}
 	b := New(r, Options{})
 	node := stat.NewNode(1)
 	node.AddPass(0, 1)
@@ -267,7 +268,7 @@ func TestBreakerAvgRTDefaultAmount(t *testing.T) {
 		}
 		n++
 	}
-	assert.Equal(t, DefaultRTSlowRequestAmount-1, n)
+	assert.Equal(t, circuitbreaker.DefaultRTSlowRequestAmount-1, n)
 }
 
 func TestSampleCount(t *testing.T) {

@@ -1,55 +1,17 @@
-package circuitbreaker
+// Package breaker holds the circuit breakers that enforce circuit-breaking
+// rules: Java's AbstractCircuitBreaker and its subclasses, plus the
+// pre-1.8 average-RT strategy. The engine (package core) builds one per
+// rule with [New]. What a breaker does, state by state, is documented in
+// package core/circuitbreaker.
+package breaker
 
 import (
-	"fmt"
 	"math"
 	"sync/atomic"
 
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
-
-// State is the state of a [Breaker].
-type State int32
-
-// States. A breaker starts Closed.
-const (
-	// Closed lets every call through and watches their outcome.
-	Closed State = iota
-	// Open blocks every call until the rule's TimeWindow has passed.
-	Open
-	// HalfOpen has let one probe call through and blocks the others until
-	// the probe completes.
-	HalfOpen
-)
-
-func (s State) String() string {
-	switch s {
-	case Closed:
-		return "CLOSED"
-	case Open:
-		return "OPEN"
-	case HalfOpen:
-		return "HALF_OPEN"
-	}
-	return fmt.Sprintf("State(%d)", int32(s))
-}
-
-// StateChange is one transition of a breaker, delivered to the listener
-// given in [Options]: Java's CircuitBreakerStateChangeObserver arguments.
-type StateChange struct {
-	From, To State
-	// Value is what triggered the transition:
-	//   - CLOSED → OPEN: the slow ratio, error ratio or error count of the
-	//     statistic interval (AvgRT: the average RT, ms);
-	//   - HALF_OPEN → OPEN: the probe's RT in ms for SlowRequestRatio, 1 for
-	//     a failed probe or a probe that a later check blocked;
-	//   - OPEN → HALF_OPEN, HALF_OPEN → CLOSED, OPEN → CLOSED (AvgRT): 0.
-	Value float64
-	// Rule is the breaker's rule.
-	Rule Rule
-	// Time is the breaker's clock reading (ms) at the transition.
-	Time int64
-}
 
 // Options configures a [Breaker].
 type Options struct {
@@ -60,10 +22,10 @@ type Options struct {
 	// OnStateChange, if not nil, is called synchronously by the goroutine
 	// that makes a transition, after it is made. It must be quick and must
 	// not enter the breaker's resource.
-	OnStateChange func(StateChange)
+	OnStateChange func(circuitbreaker.StateChange)
 }
 
-// Breaker is the circuit breaker of one [Rule]: Java's
+// Breaker is the circuit breaker of one [circuitbreaker.Rule]: Java's
 // AbstractCircuitBreaker and its subclasses, plus the pre-1.8 average-RT
 // strategy. It is safe for concurrent use and takes no lock: the state is
 // one atomic word changed by compare-and-swap, and the statistics are a
@@ -72,7 +34,7 @@ type Options struct {
 // Time is passed in by the caller as milliseconds on any monotonic scale.
 // Create one with [New]; the zero value is not usable.
 type Breaker struct {
-	rule      Rule
+	rule      circuitbreaker.Rule
 	threshold float64 // Count, or the slow ratio for SlowRequestRatio
 	maxRT     float64 // SlowRequestRatio: a call slower than this is slow
 	timeWinMs int64
@@ -80,7 +42,7 @@ type Breaker struct {
 	slowAmt   int64 // AvgRT: RTSlowRequestAmount with its default applied
 	samples   int
 	stripes   int
-	notify    func(StateChange)
+	notify    func(circuitbreaker.StateChange)
 
 	state     atomic.Int32
 	nextRetry atomic.Int64 // ms; read only while Open
@@ -93,7 +55,7 @@ type Breaker struct {
 }
 
 // New returns a closed breaker for a valid rule.
-func New(r Rule, opts Options) *Breaker {
+func New(r circuitbreaker.Rule, opts Options) *Breaker {
 	b := &Breaker{
 		rule:      r,
 		threshold: r.Count,
@@ -103,14 +65,14 @@ func New(r Rule, opts Options) *Breaker {
 		stripes:   max(opts.Stripes, 1),
 		notify:    opts.OnStateChange,
 	}
-	if r.Grade == SlowRequestRatio {
+	if r.Grade == circuitbreaker.SlowRequestRatio {
 		b.maxRT, b.threshold = r.Count, r.SlowRatioThreshold
 	}
 	if b.slowAmt <= 0 {
-		b.slowAmt = DefaultRTSlowRequestAmount
+		b.slowAmt = circuitbreaker.DefaultRTSlowRequestAmount
 	}
 	b.lastBad.Store(math.MinInt64 / 2)
-	if r.Grade != AvgRT {
+	if r.Grade != circuitbreaker.AvgRT {
 		interval := int64(max(r.StatIntervalMs, 1))
 		b.samples = SampleCount(interval)
 		b.window.Store(stat.NewWindow(b.samples, interval, b.stripes))
@@ -130,10 +92,10 @@ func SampleCount(intervalMs int64) int {
 }
 
 // Rule returns the breaker's rule.
-func (b *Breaker) Rule() Rule { return b.rule }
+func (b *Breaker) Rule() circuitbreaker.Rule { return b.rule }
 
 // State returns the breaker's current state.
-func (b *Breaker) State() State { return State(b.state.Load()) }
+func (b *Breaker) State() circuitbreaker.State { return circuitbreaker.State(b.state.Load()) }
 
 // TryPass decides whether a call may enter at now (ms). node is the
 // resource's statistics; only the AvgRT grade reads it (its average RT over
@@ -144,15 +106,15 @@ func (b *Breaker) State() State { return State(b.state.Load()) }
 // call's outcome with probe set in [Breaker.OnComplete], or call
 // [Breaker.AbortProbe] if a later check blocks the call.
 func (b *Breaker) TryPass(now int64, node *stat.Node) (pass, probe bool) {
-	if b.rule.Grade == AvgRT {
+	if b.rule.Grade == circuitbreaker.AvgRT {
 		return b.tryPassAvgRT(now, node), false
 	}
-	switch State(b.state.Load()) {
-	case Closed:
+	switch circuitbreaker.State(b.state.Load()) {
+	case circuitbreaker.Closed:
 		return true, false
-	case Open:
-		if now >= b.nextRetry.Load() && b.state.CompareAndSwap(int32(Open), int32(HalfOpen)) {
-			b.changed(Open, HalfOpen, 0, now)
+	case circuitbreaker.Open:
+		if now >= b.nextRetry.Load() && b.state.CompareAndSwap(int32(circuitbreaker.Open), int32(circuitbreaker.HalfOpen)) {
+			b.changed(circuitbreaker.Open, circuitbreaker.HalfOpen, 0, now)
 			return true, true
 		}
 	}
@@ -161,12 +123,12 @@ func (b *Breaker) TryPass(now int64, node *stat.Node) (pass, probe bool) {
 
 // tryPassAvgRT is the DegradeRule.passCheck of Sentinel before 1.8.
 func (b *Breaker) tryPassAvgRT(now int64, node *stat.Node) bool {
-	if State(b.state.Load()) == Open {
-		if now < b.nextRetry.Load() || !b.state.CompareAndSwap(int32(Open), int32(Closed)) {
+	if circuitbreaker.State(b.state.Load()) == circuitbreaker.Open {
+		if now < b.nextRetry.Load() || !b.state.CompareAndSwap(int32(circuitbreaker.Open), int32(circuitbreaker.Closed)) {
 			return false
 		}
 		b.passCount.Store(0)
-		b.changed(Open, Closed, 0, now)
+		b.changed(circuitbreaker.Open, circuitbreaker.Closed, 0, now)
 	}
 	if node == nil {
 		return true
@@ -182,8 +144,8 @@ func (b *Breaker) tryPassAvgRT(now int64, node *stat.Node) bool {
 		return true
 	}
 	b.nextRetry.Store(now + b.timeWinMs)
-	if b.state.CompareAndSwap(int32(Closed), int32(Open)) {
-		b.changed(Closed, Open, rt, now)
+	if b.state.CompareAndSwap(int32(circuitbreaker.Closed), int32(circuitbreaker.Open)) {
+		b.changed(circuitbreaker.Closed, circuitbreaker.Open, rt, now)
 	}
 	return false
 }
@@ -193,8 +155,8 @@ func (b *Breaker) tryPassAvgRT(now int64, node *stat.Node) bool {
 // fromOpenToHalfOpen). The retry time is not moved, so the next call may
 // probe at once: the aborted probe told nothing about the resource.
 func (b *Breaker) AbortProbe(now int64) {
-	if b.state.CompareAndSwap(int32(HalfOpen), int32(Open)) {
-		b.changed(HalfOpen, Open, 1, now)
+	if b.state.CompareAndSwap(int32(circuitbreaker.HalfOpen), int32(circuitbreaker.Open)) {
+		b.changed(circuitbreaker.HalfOpen, circuitbreaker.Open, 1, now)
 	}
 }
 
@@ -208,11 +170,11 @@ func (b *Breaker) AbortProbe(now int64) {
 // threshold (a slow ratio of exactly 1.0 also opens when the threshold is
 // 1.0, as in Java).
 func (b *Breaker) OnComplete(now, rt int64, failed, probe bool) {
-	if b.rule.Grade == AvgRT {
+	if b.rule.Grade == circuitbreaker.AvgRT {
 		return
 	}
 	bad := failed
-	if b.rule.Grade == SlowRequestRatio {
+	if b.rule.Grade == circuitbreaker.SlowRequestRatio {
 		bad = float64(rt) > b.maxRT
 	}
 	w := b.window.Load()
@@ -223,29 +185,29 @@ func (b *Breaker) OnComplete(now, rt int64, failed, probe bool) {
 			b.lastBad.Store(now)
 		}
 	}
-	switch State(b.state.Load()) {
-	case HalfOpen:
+	switch circuitbreaker.State(b.state.Load()) {
+	case circuitbreaker.HalfOpen:
 		if !probe {
 			return
 		}
 		if bad {
 			v := 1.0
-			if b.rule.Grade == SlowRequestRatio {
+			if b.rule.Grade == circuitbreaker.SlowRequestRatio {
 				v = float64(rt)
 			}
 			b.nextRetry.Store(now + b.timeWinMs)
-			if b.state.CompareAndSwap(int32(HalfOpen), int32(Open)) {
-				b.changed(HalfOpen, Open, v, now)
+			if b.state.CompareAndSwap(int32(circuitbreaker.HalfOpen), int32(circuitbreaker.Open)) {
+				b.changed(circuitbreaker.HalfOpen, circuitbreaker.Open, v, now)
 			}
 			return
 		}
 		// Closing starts the statistics over (Java resets its only bucket).
 		b.window.Store(stat.NewWindow(b.samples, w.IntervalMs(), b.stripes))
-		if b.state.CompareAndSwap(int32(HalfOpen), int32(Closed)) {
-			b.changed(HalfOpen, Closed, 0, now)
+		if b.state.CompareAndSwap(int32(circuitbreaker.HalfOpen), int32(circuitbreaker.Closed)) {
+			b.changed(circuitbreaker.HalfOpen, circuitbreaker.Closed, 0, now)
 		}
 		return
-	case Open:
+	case circuitbreaker.Open:
 		return
 	}
 	// Closed: with no bad call in the interval no measure can exceed its
@@ -262,19 +224,19 @@ func (b *Breaker) OnComplete(now, rt int64, failed, probe bool) {
 		return
 	}
 	v := float64(nBad)
-	if b.rule.Grade != ErrorCount {
+	if b.rule.Grade != circuitbreaker.ErrorCount {
 		v /= float64(total)
 	}
-	if v > b.threshold || (b.rule.Grade == SlowRequestRatio && v == b.threshold && b.threshold == 1) {
+	if v > b.threshold || (b.rule.Grade == circuitbreaker.SlowRequestRatio && v == b.threshold && b.threshold == 1) {
 		b.nextRetry.Store(now + b.timeWinMs)
-		if b.state.CompareAndSwap(int32(Closed), int32(Open)) {
-			b.changed(Closed, Open, v, now)
+		if b.state.CompareAndSwap(int32(circuitbreaker.Closed), int32(circuitbreaker.Open)) {
+			b.changed(circuitbreaker.Closed, circuitbreaker.Open, v, now)
 		}
 	}
 }
 
-func (b *Breaker) changed(from, to State, v float64, now int64) {
+func (b *Breaker) changed(from, to circuitbreaker.State, v float64, now int64) {
 	if b.notify != nil {
-		b.notify(StateChange{From: from, To: to, Value: v, Rule: b.rule, Time: now})
+		b.notify(circuitbreaker.StateChange{From: from, To: to, Value: v, Rule: b.rule, Time: now})
 	}
 }
