@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bulwark-go/bulwark/core/system"
+	"github.com/bulwark-go/bulwark/internal/sysload"
 )
 
 var systemKind = kind[system.Rule]{
@@ -20,8 +21,9 @@ var systemKind = kind[system.Rule]{
 }
 
 // WithSystemCollector makes system rules read load and CPU usage from c
-// instead of the Linux collector ([system.NewCollector]). Tests use it to
-// inject values. A nil c means the Linux collector, as without the option.
+// instead of the Linux collector, which reads /proc and the process's
+// cgroup (see package core/system). Tests use it to inject values. A nil c
+// means the Linux collector, as without the option.
 func WithSystemCollector(c system.Collector) Option {
 	return func(cfg *config) { cfg.collector = c }
 }
@@ -32,8 +34,8 @@ const collectInterval = time.Second
 
 // systemSet is the system rules combined: one threshold per metric.
 type systemSet struct {
-	limits system.Limits
-	blocks [system.MetricCPU + 1]*BlockError
+	limits sysload.Limits
+	blocks [sysload.MetricCPU + 1]*BlockError
 }
 
 // sysState is the engine's collector goroutine and what it last read.
@@ -53,8 +55,8 @@ func installSystem(e *Engine, next, _ *table, rules []system.Rule) {
 	next.systemRules = rules
 	next.system = nil
 	if len(rules) > 0 {
-		ss := &systemSet{limits: system.Combine(rules)}
-		for m := system.MetricQPS; m <= system.MetricCPU; m++ {
+		ss := &systemSet{limits: sysload.Combine(rules)}
+		for m := sysload.MetricQPS; m <= sysload.MetricCPU; m++ {
 			if i := ss.limits.From[m]; i >= 0 {
 				ss.blocks[m] = &BlockError{Kind: BlockSystem, Rule: rules[i], Detail: systemDetail(m, &ss.limits)}
 			}
@@ -64,17 +66,17 @@ func installSystem(e *Engine, next, _ *table, rules []system.Rule) {
 	e.syncCollector(next.system != nil && next.system.limits.NeedsCollector())
 }
 
-func systemDetail(m system.Metric, l *system.Limits) string {
+func systemDetail(m sysload.Metric, l *sysload.Limits) string {
 	switch m {
-	case system.MetricQPS:
+	case sysload.MetricQPS:
 		return fmt.Sprintf("inbound qps above %g", l.QPS)
-	case system.MetricThread:
+	case sysload.MetricThread:
 		return fmt.Sprintf("inbound concurrency above %d", l.MaxThread)
-	case system.MetricAvgRT:
+	case sysload.MetricAvgRT:
 		return fmt.Sprintf("inbound average rt above %dms", l.AvgRT)
-	case system.MetricLoad:
+	case sysload.MetricLoad:
 		return fmt.Sprintf("load1 above %g and concurrency above capacity (BBR)", l.HighestSystemLoad)
-	case system.MetricCPU:
+	case sysload.MetricCPU:
 		return fmt.Sprintf("cpu usage above %g", l.HighestCPUUsage)
 	}
 	return m.String()
@@ -84,14 +86,14 @@ func systemDetail(m system.Metric, l *system.Limits) string {
 // rules are global, so the returned error is a copy of the prebuilt one
 // naming the resource: the blocked path allocates the error only.
 func (e *Engine) checkSystem(ss *systemSet, en *Entry, resource string, now int64) error {
-	m := ss.limits.Check(system.Sample{
+	m := ss.limits.Check(sysload.Sample{
 		Inbound:      e.inbound,
 		Now:          now / nsPerMs,
 		Load1:        math.Float64frombits(e.sys.load.Load()),
 		CPU:          math.Float64frombits(e.sys.cpu.Load()),
 		DefaultMinRT: e.maxRTMs,
 	}, en.count)
-	if m == system.MetricNone {
+	if m == sysload.MetricNone {
 		return nil
 	}
 	b := *ss.blocks[m]
@@ -107,7 +109,7 @@ func (e *Engine) syncCollector(need bool) {
 	switch {
 	case need && s.stop == nil && !e.closed.Load():
 		if s.collector == nil {
-			s.collector = system.NewCollector()
+			s.collector = sysload.NewCollector()
 		}
 		s.warnedLoad.Store(false)
 		s.warnedCPU.Store(false)

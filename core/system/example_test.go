@@ -35,12 +35,3 @@ func Example() {
 	// core: GET /orders blocked by system rule cpu=0.8 (cpu usage above 0.8)
 	// <nil>
 }
-
-// Several rules combine by the minimum of each threshold.
-func ExampleCombine() {
-	a := system.Rule{HighestSystemLoad: 8, HighestCPUUsage: system.Unset, QPS: 1000, AvgRT: system.Unset, MaxThread: system.Unset}
-	b := system.Rule{HighestSystemLoad: system.Unset, HighestCPUUsage: 0.9, QPS: 300, AvgRT: system.Unset, MaxThread: system.Unset}
-	l := system.Combine([]system.Rule{a, b})
-	fmt.Println(l.HighestSystemLoad, l.HighestCPUUsage, l.QPS, l.MaxThread)
-	// Output: 8 0.9 300 -1
-}

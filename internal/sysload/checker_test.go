@@ -1,4 +1,4 @@
-package system
+package sysload
 
 import (
 	"math"
@@ -10,15 +10,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bulwark-go/bulwark/core/system"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
+
+// unset is a rule with every threshold written as Java's -1.
+func unset() system.Rule {
+	return system.Rule{HighestSystemLoad: system.Unset, HighestCPUUsage: system.Unset, QPS: system.Unset, AvgRT: system.Unset, MaxThread: system.Unset}
+}
 
 func TestCombineTakesTheMinimumPerField(t *testing.T) {
 	a, b, c := unset(), unset(), unset()
 	a.QPS, a.HighestSystemLoad = 100, 8
 	b.QPS, b.MaxThread = 50, 20
 	c.HighestSystemLoad, c.HighestCPUUsage, c.AvgRT = 4, 0.9, 30
-	l := Combine([]Rule{a, b, c})
+	l := Combine([]system.Rule{a, b, c})
 	assert.Equal(t, 50.0, l.QPS)
 	assert.Equal(t, int64(20), l.MaxThread)
 	assert.Equal(t, 4.0, l.HighestSystemLoad)
@@ -28,8 +34,8 @@ func TestCombineTakesTheMinimumPerField(t *testing.T) {
 	assert.Equal(t, 2, l.From[MetricLoad])
 	assert.True(t, l.NeedsCollector())
 
-	l = Combine([]Rule{b})
-	assert.Equal(t, float64(Unset), l.HighestSystemLoad)
+	l = Combine([]system.Rule{b})
+	assert.Equal(t, float64(system.Unset), l.HighestSystemLoad)
 	assert.Equal(t, -1, l.From[MetricLoad])
 	assert.False(t, l.NeedsCollector())
 }
@@ -53,31 +59,31 @@ func TestCheck(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		edit      func(*Rule)
+		edit      func(*system.Rule)
 		setup     []setup
 		load, cpu float64
 		want      Metric
 	}{
-		{"qps below", func(r *Rule) { r.QPS = 10 }, []setup{pass(9), complete(9, 1)}, 0, 0, MetricNone},
-		{"qps reached", func(r *Rule) { r.QPS = 10 }, []setup{pass(10), complete(10, 1)}, 0, 0, MetricQPS},
-		{"threads at max", func(r *Rule) { r.MaxThread = 3 }, []setup{pass(3)}, 0, 0, MetricNone},
-		{"threads above max", func(r *Rule) { r.MaxThread = 3 }, []setup{pass(4)}, 0, 0, MetricThread},
-		{"avg rt above", func(r *Rule) { r.AvgRT = 50 }, []setup{pass(2), complete(2, 60)}, 0, 0, MetricAvgRT},
-		{"avg rt at", func(r *Rule) { r.AvgRT = 50 }, []setup{pass(2), complete(2, 50)}, 0, 0, MetricNone},
-		{"cpu above", func(r *Rule) { r.HighestCPUUsage = 0.8 }, nil, 0, 0.81, MetricCPU},
-		{"cpu at", func(r *Rule) { r.HighestCPUUsage = 0.8 }, nil, 0, 0.8, MetricNone},
-		{"cpu unknown", func(r *Rule) { r.HighestCPUUsage = 0.8 }, nil, 0, math.NaN(), MetricNone},
-		{"load high, one call in flight (BBR passes)", func(r *Rule) { r.HighestSystemLoad = 2 },
+		{"qps below", func(r *system.Rule) { r.QPS = 10 }, []setup{pass(9), complete(9, 1)}, 0, 0, MetricNone},
+		{"qps reached", func(r *system.Rule) { r.QPS = 10 }, []setup{pass(10), complete(10, 1)}, 0, 0, MetricQPS},
+		{"threads at max", func(r *system.Rule) { r.MaxThread = 3 }, []setup{pass(3)}, 0, 0, MetricNone},
+		{"threads above max", func(r *system.Rule) { r.MaxThread = 3 }, []setup{pass(4)}, 0, 0, MetricThread},
+		{"avg rt above", func(r *system.Rule) { r.AvgRT = 50 }, []setup{pass(2), complete(2, 60)}, 0, 0, MetricAvgRT},
+		{"avg rt at", func(r *system.Rule) { r.AvgRT = 50 }, []setup{pass(2), complete(2, 50)}, 0, 0, MetricNone},
+		{"cpu above", func(r *system.Rule) { r.HighestCPUUsage = 0.8 }, nil, 0, 0.81, MetricCPU},
+		{"cpu at", func(r *system.Rule) { r.HighestCPUUsage = 0.8 }, nil, 0, 0.8, MetricNone},
+		{"cpu unknown", func(r *system.Rule) { r.HighestCPUUsage = 0.8 }, nil, 0, math.NaN(), MetricNone},
+		{"load high, one call in flight (BBR passes)", func(r *system.Rule) { r.HighestSystemLoad = 2 },
 			[]setup{pass(1)}, 5, 0, MetricNone},
-		{"load high, nothing completed: capacity 0 × 4900 ms", func(r *Rule) { r.HighestSystemLoad = 2 },
+		{"load high, nothing completed: capacity 0 × 4900 ms", func(r *system.Rule) { r.HighestSystemLoad = 2 },
 			[]setup{pass(3)}, 5, 0, MetricLoad},
-		{"load high, concurrency above capacity", func(r *Rule) { r.HighestSystemLoad = 2 },
+		{"load high, concurrency above capacity", func(r *system.Rule) { r.HighestSystemLoad = 2 },
 			// 20 completed in one 500 ms bucket: max 40/s; min rt 10 ms:
 			// capacity 0.4; 3 in flight.
 			[]setup{pass(23), complete(20, 10)}, 5, 0, MetricLoad},
-		{"load normal, concurrency above capacity", func(r *Rule) { r.HighestSystemLoad = 2 },
+		{"load normal, concurrency above capacity", func(r *system.Rule) { r.HighestSystemLoad = 2 },
 			[]setup{pass(23), complete(20, 10)}, 1.5, 0, MetricNone},
-		{"load unknown", func(r *Rule) { r.HighestSystemLoad = 2 },
+		{"load unknown", func(r *system.Rule) { r.HighestSystemLoad = 2 },
 			[]setup{pass(23), complete(20, 10)}, math.NaN(), 0, MetricNone},
 	}
 	for _, tt := range tests {
@@ -89,7 +95,7 @@ func TestCheck(t *testing.T) {
 			for _, s := range tt.setup {
 				s(n)
 			}
-			l := Combine([]Rule{r})
+			l := Combine([]system.Rule{r})
 			got := l.Check(Sample{Inbound: n, Now: now, Load1: tt.load, CPU: tt.cpu, DefaultMinRT: 4900}, 1)
 			assert.Equal(t, tt.want, got, got.String())
 		})

@@ -1,9 +1,16 @@
-package system
+// Package sysload holds the mechanisms of system rules: the combination of
+// the rules in force into [Limits] and their checks (Java's
+// SystemRuleManager.checkSystem, with the BBR load check), and
+// [ProcCollector], the Linux [system.Collector] that reads /proc and the
+// process's cgroup. The engine (package core) uses both; what they mean to
+// users is documented in package core/system.
+package sysload
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/bulwark-go/bulwark/core/system"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -55,8 +62,8 @@ type Limits struct {
 
 // Combine returns the limits of rules: each threshold is the smallest
 // positive value among the rules (Unset when no rule sets it).
-func Combine(rules []Rule) Limits {
-	l := Limits{HighestSystemLoad: Unset, HighestCPUUsage: Unset, QPS: Unset, AvgRT: Unset, MaxThread: Unset}
+func Combine(rules []system.Rule) Limits {
+	l := Limits{HighestSystemLoad: system.Unset, HighestCPUUsage: system.Unset, QPS: system.Unset, AvgRT: system.Unset, MaxThread: system.Unset}
 	for i := range l.From {
 		l.From[i] = -1
 	}
