@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bulwark-go/bulwark/core/hotspot"
+	"github.com/bulwark-go/bulwark/internal/paramlimit"
 )
 
 var hotspotKind = kind[hotspot.Rule]{
@@ -36,7 +37,7 @@ type hotspotSet struct {
 }
 
 type hotspotCheck struct {
-	l     *hotspot.Limiter
+	l     *paramlimit.Limiter
 	block *BlockError
 }
 
@@ -58,7 +59,7 @@ func installHotspot(e *Engine, next, prev *table, rules []hotspot.Rule) {
 			}
 		}
 		if hc.l == nil {
-			hc.l = hotspot.NewLimiter(r)
+			hc.l = paramlimit.NewLimiter(r)
 		}
 		hc.block = &BlockError{Kind: BlockHotspot, Resource: r.Resource, Rule: r}
 		if r.Grade == hotspot.GradeThread {

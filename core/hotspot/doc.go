@@ -15,9 +15,9 @@
 //
 // # Limiters
 //
-// [NewLimiter] builds the [Limiter] of a rule; package core makes one per
-// rule and keeps it (with its per-value state) across rule swaps while the
-// rule is unchanged. Per value:
+// The engine (package core) makes one limiter per rule and keeps it (with
+// its per-value state) across rule swaps while the rule is unchanged. Per
+// value:
 //
 //   - Reject (QPS): Java's token bucket. A value starts with Count +
 //     BurstCount tokens (or its item's count + BurstCount); an entry takes
@@ -47,8 +47,8 @@
 // is an int32, also matches char items); float32 and float64 match double
 // and float items; bool matches boolean; string matches String.
 //
-// A rule keeps state for at most [Capacity] values: min(4000 ×
-// DurationInSec, 200,000), Java's. Past it, a value not used recently is
+// A rule keeps state for at most min(4000 × DurationInSec, 200,000)
+// values, Java's capacity. Past it, a value not used recently is
 // forgotten (and comes back with a full budget). The cache is a CLOCK
 // approximation of LRU: a hit sets a flag without locking, and a new value,
 // under a mutex, evicts the first value the sweeping hand finds unused since

@@ -40,15 +40,3 @@ func Example() {
 	// item 7: 2 of 10 passed
 	// item 42: 5 of 10 passed
 }
-
-// A limiter on its own: time is in nanoseconds.
-func ExampleLimiter() {
-	l := hotspot.NewLimiter(hotspot.Rule{Grade: hotspot.GradeQPS, ParamIdx: -1, Count: 1, BurstCount: 1, DurationInSec: 1})
-	for range 3 {
-		fmt.Println(l.Check([]any{"ctx", "alice"}, 0, 1).Blocked)
-	}
-	// Output:
-	// false
-	// false
-	// true
-}

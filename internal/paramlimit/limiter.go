@@ -1,9 +1,16 @@
-package hotspot
+// Package paramlimit holds the hot-parameter limiters that enforce
+// hotspot rules: Java's ParamFlowChecker, with per-value state in a bounded
+// CLOCK cache. The engine (package core) builds one per rule with
+// [NewLimiter]. What a limiter does per value is documented in package
+// core/hotspot.
+package paramlimit
 
 import (
 	"math"
 	"reflect"
 	"time"
+
+	"github.com/bulwark-go/bulwark/core/hotspot"
 )
 
 // Capacity bounds: Java's ParameterMetric BASE_PARAM_MAX_CAPACITY and
@@ -17,7 +24,7 @@ const (
 // min(4000 × DurationInSec, 200,000), Java's capacity. Past it, the value
 // least recently used (approximately, see the package documentation) is
 // forgotten, and comes back with a full budget.
-func Capacity(r Rule) int {
+func Capacity(r hotspot.Rule) int {
 	d := max(r.DurationInSec, 1)
 	if d >= MaxCapacity/BaseCapacity {
 		return MaxCapacity
@@ -34,14 +41,14 @@ type Decision struct {
 	Wait time.Duration
 }
 
-// Limiter enforces one [Rule]: Java's ParamFlowChecker for one rule, with
+// Limiter enforces one [hotspot.Rule]: Java's ParamFlowChecker for one rule, with
 // per-value state in a bounded cache. It is safe for concurrent use; a
 // value already seen is checked without locks. Create one with
 // [NewLimiter].
 //
 // Time is passed in as nanoseconds on any monotonic scale.
 type Limiter struct {
-	rule     Rule
+	rule     hotspot.Rule
 	count    int64 // Java's (long) count
 	items    items
 	durMs    int64
@@ -50,7 +57,7 @@ type Limiter struct {
 }
 
 // NewLimiter returns the limiter of a valid rule.
-func NewLimiter(r Rule) *Limiter {
+func NewLimiter(r hotspot.Rule) *Limiter {
 	l := &Limiter{
 		rule:     r,
 		count:    int64(r.Count),
@@ -63,7 +70,7 @@ func NewLimiter(r Rule) *Limiter {
 }
 
 // Rule returns the limiter's rule.
-func (l *Limiter) Rule() Rule { return l.rule }
+func (l *Limiter) Rule() hotspot.Rule { return l.rule }
 
 // Len returns the number of values the limiter keeps state for.
 func (l *Limiter) Len() int { return l.cache.len() }
@@ -125,7 +132,7 @@ func (l *Limiter) Entered(args []any) { l.threads(args, 1) }
 func (l *Limiter) Exited(args []any) { l.threads(args, -1) }
 
 func (l *Limiter) threads(args []any, d int64) {
-	if l.rule.Grade != GradeThread {
+	if l.rule.Grade != hotspot.GradeThread {
 		return
 	}
 	v, ok := l.Value(args)
@@ -147,14 +154,14 @@ func (l *Limiter) threads(args []any, d int64) {
 
 func (l *Limiter) checkOne(v any, now int64, acquire int64) Decision {
 	threshold := l.Threshold(v)
-	if l.rule.Grade == GradeThread {
+	if l.rule.Grade == hotspot.GradeThread {
 		s := l.cache.getOrCreate(v, func(*valueState) {})
 		return Decision{Blocked: s.threads.Load()+1 > threshold}
 	}
 	if threshold == 0 {
 		return Decision{Blocked: true}
 	}
-	if l.rule.ControlBehavior == RateLimiter {
+	if l.rule.ControlBehavior == hotspot.RateLimiter {
 		return l.pace(v, threshold, now, acquire)
 	}
 	return Decision{Blocked: !l.take(v, threshold, now/int64(time.Millisecond), acquire)}
@@ -299,7 +306,7 @@ type items struct {
 	strs   map[string]int64
 }
 
-func compileItems(list []ParamFlowItem) items {
+func compileItems(list []hotspot.ParamFlowItem) items {
 	it := items{
 		ints: map[int64]int64{}, floats: map[float64]int64{}, bools: map[bool]int64{},
 		chars: map[rune]int64{}, strs: map[string]int64{},

@@ -1,4 +1,4 @@
-package hotspot
+package paramlimit
 
 import (
 	"fmt"
@@ -7,12 +7,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/core/hotspot"
 )
 
 const ms = int64(time.Millisecond)
 
-func qpsRule(count float64) Rule {
-	return Rule{Resource: "r", Grade: GradeQPS, ParamIdx: 0, Count: count, DurationInSec: 1}
+func qpsRule(count float64) hotspot.Rule {
+	return hotspot.Rule{Resource: "r", Grade: hotspot.GradeQPS, ParamIdx: 0, Count: count, DurationInSec: 1}
 }
 
 // passes counts how many of n entries with arg pass at now.
@@ -59,7 +61,7 @@ func TestZeroCountBlocks(t *testing.T) {
 
 func TestItemsByClassType(t *testing.T) {
 	r := qpsRule(1)
-	r.ParamFlowItemList = []ParamFlowItem{
+	r.ParamFlowItemList = []hotspot.ParamFlowItem{
 		{Object: "42", Count: 3, ClassType: "int"},
 		{Object: "7", Count: 0, ClassType: "java.lang.Long"},
 		{Object: "1.5", Count: 4, ClassType: "double"},
@@ -123,7 +125,7 @@ func TestSliceArgument(t *testing.T) {
 
 func TestRateLimiter(t *testing.T) {
 	r := qpsRule(10) // one entry per 100 ms per value
-	r.ControlBehavior, r.MaxQueueingTimeMs = RateLimiter, 250
+	r.ControlBehavior, r.MaxQueueingTimeMs = hotspot.RateLimiter, 250
 	l := NewLimiter(r)
 	now := 1000 * ms
 	var waits []time.Duration
@@ -151,8 +153,8 @@ func TestRateLimiter(t *testing.T) {
 }
 
 func TestThreadGrade(t *testing.T) {
-	r := Rule{Resource: "r", Grade: GradeThread, Count: 2, DurationInSec: 1,
-		ParamFlowItemList: []ParamFlowItem{{Object: "big", Count: 3, ClassType: "String"}}}
+	r := hotspot.Rule{Resource: "r", Grade: hotspot.GradeThread, Count: 2, DurationInSec: 1,
+		ParamFlowItemList: []hotspot.ParamFlowItem{{Object: "big", Count: 3, ClassType: "String"}}}
 	l := NewLimiter(r)
 	enter := func(v string) bool {
 		if l.Check([]any{v}, 0, 1).Blocked {
@@ -180,10 +182,10 @@ func TestThreadGrade(t *testing.T) {
 }
 
 func TestCapacity(t *testing.T) {
-	assert.Equal(t, 4000, Capacity(Rule{DurationInSec: 1}))
-	assert.Equal(t, 40_000, Capacity(Rule{DurationInSec: 10}))
-	assert.Equal(t, 200_000, Capacity(Rule{DurationInSec: 50}))
-	assert.Equal(t, 200_000, Capacity(Rule{DurationInSec: 1 << 40}))
+	assert.Equal(t, 4000, Capacity(hotspot.Rule{DurationInSec: 1}))
+	assert.Equal(t, 40_000, Capacity(hotspot.Rule{DurationInSec: 10}))
+	assert.Equal(t, 200_000, Capacity(hotspot.Rule{DurationInSec: 50}))
+	assert.Equal(t, 200_000, Capacity(hotspot.Rule{DurationInSec: 1 << 40}))
 }
 
 func TestLRUEviction(t *testing.T) {

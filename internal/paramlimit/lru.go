@@ -1,4 +1,4 @@
-package hotspot
+package paramlimit
 
 import (
 	"sync"
