@@ -128,11 +128,21 @@
 //     ContentRevision. A missing document's Revision is "".
 //   - Read must not keep Data: the framework may hold it.
 //
-// Source.Close releases what the Source owns (not a client the user
-// passed in); the Readable calls it once, from its Close.
+// Every backend has one lifecycle. Source.Close releases what the Source
+// owns (not a client the user passed in), makes later calls (Read, Watch,
+// Write) return an error wrapping [ErrClosed], makes a running Watch
+// return promptly with an error wrapping ErrClosed, and waits, bounded,
+// for the calls the Source left running when their callers gave up on them
+// (a call that takes no context); it is idempotent. The Readable calls it
+// once, from its Close, after its own Watch has returned. Every backend
+// takes a WithLogger(*slog.Logger) option for what it alone sees (a watch
+// armed, an event ignored, a re-subscription, a broken watch), and logs
+// nothing by default; what the Readable does with that is logged through
+// the Readable's own [WithLogger].
 //
 // Watcher.Watch blocks until ctx is done (then it returns, with ctx.Err()
-// or nil) or the watch breaks (then it returns the cause). It calls
+// or nil), the Source is closed (then it returns ErrClosed), or the watch
+// breaks (then it returns the cause). It calls
 // changed after every change later than from, including changes made
 // between the read of from and the moment the watch was set up (etcd:
 // watch from revision+1; others: read once the watch is armed and compare

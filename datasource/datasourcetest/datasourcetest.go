@@ -119,6 +119,7 @@ func Run(t *testing.T, h Harness) {
 		{"UpdateConcurrentLosesNothing", s.updateConcurrent},
 		{"SharedWritableKeepsEdits", s.sharedWritable},
 		{"CloseWaitsNoLeak", s.closeWaits},
+		{"CloseStopsWatch", s.closeStopsWatch},
 		{"ReconnectResync", s.reconnectResync},
 	}
 	for _, c := range cases {
@@ -718,6 +719,56 @@ func (s suite) closeWaits(t *testing.T) {
 	s.put(t, b, enc("after-close"))
 	got, _ := m.get()
 	assert.Equal(t, doc{"b"}, got)
+}
+
+// closeStopsWatch: a Watch runs (a change reaches it), then the Source
+// is closed while the Watch's context goes on: the Watch returns ErrClosed,
+// and so do later calls.
+func (s suite) closeStopsWatch(t *testing.T) {
+	b := s.h.New(t)
+	s.needWatch(t, b)
+	w := b.Source.(datasource.Watcher)
+	s.put(t, b, enc("before"))
+	from := s.readUntil(t, b, "the document to be read", func(snap datasource.Snapshot) bool {
+		return !snap.Missing && bytes.Equal(snap.Data, enc("before"))
+	})
+	hinted := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		// t.Context ends with the test only: nothing but Close can stop
+		// this Watch in time.
+		done <- w.Watch(t.Context(), from, func(datasource.Snapshot) {
+			select {
+			case hinted <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	s.put(t, b, enc("after"))
+	select {
+	case <-hinted: // the Watch runs
+	case err := <-done:
+		t.Fatalf("Watch returned before Close: %v", err)
+	case <-time.After(s.h.Timeout):
+		t.Fatalf("waited %v for the Watch to report a change", s.h.Timeout)
+	}
+
+	require.NoError(t, b.Source.Close())
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, datasource.ErrClosed, "what Watch returns when its Source is closed")
+	case <-time.After(s.h.Timeout):
+		t.Fatalf("Source.Close did not stop a running Watch within %v", s.h.Timeout)
+	}
+	require.NoError(t, b.Source.Close(), "Close is idempotent")
+	_, err := b.Source.Read(s.ctx(t))
+	require.ErrorIs(t, err, datasource.ErrClosed, "Read after Close")
+	err = w.Watch(s.ctx(t), from, func(datasource.Snapshot) {})
+	require.ErrorIs(t, err, datasource.ErrClosed, "Watch after Close")
+	if sink, ok := b.Source.(datasource.Sink); ok {
+		_, err = sink.Write(s.ctx(t), enc("closed"), from.Revision)
+		require.ErrorIs(t, err, datasource.ErrClosed, "Write after Close")
+	}
 }
 
 func (s suite) reconnectResync(t *testing.T) {

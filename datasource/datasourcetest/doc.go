@@ -46,6 +46,11 @@
 //     over another's Update.
 //   - CloseWaitsNoLeak: Close is idempotent, leaves no goroutine (goleak),
 //     and nothing is applied after it.
+//   - CloseStopsWatch (Watchers only): a Watch started directly runs (a
+//     change reaches it); Source.Close makes it return an error wrapping
+//     ErrClosed while its context goes on, within Harness.Timeout; then
+//     Read, Watch and Write (Sinks) return ErrClosed, and Close again
+//     returns nil.
 //   - ReconnectResync (with a Fault hook): changes made while the Source was
 //     cut off are read after it reconnects, and watching resumes.
 //

@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/namespace"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 )
 
 // Option configures a Source.
@@ -22,13 +22,7 @@ type Option func(*Source)
 
 // WithLogger sends the Source's debug logs (watch start, events, breaks)
 // to l. By default it logs nothing; the Readable logs what matters.
-func WithLogger(l *slog.Logger) Option {
-	return func(s *Source) {
-		if l != nil {
-			s.log = l
-		}
-	}
-}
+func WithLogger(l *slog.Logger) Option { return func(s *Source) { s.log = backend.Logger(l) } }
 
 // WithNamespace puts the key under prefix, as etcd's namespace package
 // does: the Source reads, watches and writes prefix+key through
@@ -51,7 +45,7 @@ type Source struct {
 	prefix    string // WithNamespace
 	endpoints string // the client's endpoints at New, sorted, for String
 	log       *slog.Logger
-	closed    atomic.Bool
+	life      backend.Lifecycle
 
 	mu   sync.Mutex
 	seen observation // the latest read or write
@@ -79,7 +73,7 @@ var (
 // (namespace.NewKV) and endpoints are configured there, and Close does not
 // close it.
 func New(client *clientv3.Client, key string, opts ...Option) *Source {
-	s := &Source{key: key, log: slog.New(slog.DiscardHandler)}
+	s := &Source{key: key, log: backend.Logger(nil)}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(s)
@@ -124,10 +118,11 @@ func hosts(endpoints []string) string {
 // Key returns the key.
 func (s *Source) Key() string { return s.key }
 
-// Close marks the Source closed: later calls return datasource.ErrClosed.
-// A running Watch ends when its context does. The client is not closed.
+// Close marks the Source closed: later calls return datasource.ErrClosed,
+// and a running Watch returns datasource.ErrClosed. The client is not
+// closed. Close is idempotent.
 func (s *Source) Close() error {
-	s.closed.Store(true)
+	s.life.Close(0) // nothing runs in the background: every call is the caller's
 	return nil
 }
 
@@ -139,7 +134,7 @@ func (s *Source) Close() error {
 // it, so the client has received it by then (see the package
 // documentation for what bounds that).
 func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
-	if s.closed.Load() {
+	if s.life.Closed() {
 		return datasource.Snapshot{}, datasource.ErrClosed
 	}
 	resp, err := s.kv.Get(ctx, s.key)
@@ -166,7 +161,7 @@ func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 // comparison fails nothing is stored and the error wraps
 // datasource.ErrConflict (and names the revision found).
 func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) (datasource.Snapshot, error) {
-	if s.closed.Load() {
+	if s.life.Closed() {
 		return datasource.Snapshot{}, datasource.ErrClosed
 	}
 	var cmp clientv3.Cmp
@@ -213,29 +208,33 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 // requires a leader (clientv3.WithRequireLeader), so a member cut off from
 // its cluster ends the watch instead of going silent.
 //
-// Watch returns, for the Readable to read again and watch again, when the
-// revision to start from was compacted (the error wraps
-// rpctypes.ErrCompacted), when the server cancels the watch (no leader,
-// permission denied) and when the watch channel closes. While the server is
-// unreachable the client keeps the watch and resumes it by itself,
-// from the next revision, when the server answers again.
+// Watch returns datasource.ErrClosed when the Source is closed, and, for
+// the Readable to read again and watch again, when the revision to start
+// from was compacted (the error wraps rpctypes.ErrCompacted), when the
+// server cancels the watch (no leader, permission denied) and when the
+// watch channel closes. While the server is unreachable the client keeps
+// the watch and resumes it by itself, from the next revision, when the
+// server answers again.
 func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed func(datasource.Snapshot)) error {
-	if s.closed.Load() {
+	if s.life.Closed() {
 		return datasource.ErrClosed
 	}
+	ctx, stop := s.life.WatchContext(ctx)
+	defer stop()
 	start, err := s.startRevision(ctx, from, changed)
 	if err != nil {
-		return err
+		return s.life.WatchEnded(ctx, err)
 	}
-	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	defer cancel()
 	s.log.Debug("etcd watch", "key", s.name(), "from_revision", start)
-	for resp := range s.watcher.Watch(wctx, s.key, clientv3.WithRev(start)) {
+	for resp := range s.watcher.Watch(clientv3.WithRequireLeader(ctx), s.key, clientv3.WithRev(start)) {
 		if err := resp.Err(); err != nil {
 			if resp.CompactRevision != 0 {
-				return fmt.Errorf("etcd: watch %s from revision %d (compacted up to %d): %w", s.name(), start, resp.CompactRevision, err)
+				err = fmt.Errorf("etcd: watch %s from revision %d (compacted up to %d): %w", s.name(), start, resp.CompactRevision, err)
+			} else {
+				err = fmt.Errorf("etcd: watch %s: %w", s.name(), err)
 			}
-			return fmt.Errorf("etcd: watch %s: %w", s.name(), err)
+			s.log.Debug("etcd watch broke", "key", s.name(), "err", err)
+			return s.life.WatchEnded(ctx, err)
 		}
 		for _, ev := range resp.Events {
 			var snap datasource.Snapshot
@@ -248,10 +247,7 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 			changed(snap)
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return fmt.Errorf("etcd: watch %s: channel closed", s.name())
+	return s.life.WatchEnded(ctx, fmt.Errorf("etcd: watch %s: channel closed", s.name()))
 }
 
 // startRevision returns the revision to watch from: right after the store

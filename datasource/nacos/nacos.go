@@ -21,6 +21,7 @@ import (
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 )
 
 // ReconcileInterval is the reconcile interval recommended for a Readable over
@@ -64,13 +65,7 @@ func WithCloseWait(d time.Duration) Option { return func(s *Source) { s.closeWai
 
 // WithLogger sends the Source's debug logs (listener hints, watch start and
 // end) to l. By default it logs nothing; the Readable logs what matters.
-func WithLogger(l *slog.Logger) Option {
-	return func(s *Source) {
-		if l != nil {
-			s.log = l
-		}
-	}
-}
+func WithLogger(l *slog.Logger) Option { return func(s *Source) { s.log = backend.Logger(l) } }
 
 // Source is a rule document stored as one Nacos config (a dataId in a group,
 // in the namespace of the client): a datasource.Source, a datasource.Watcher
@@ -85,11 +80,7 @@ type Source struct {
 	ident  string // String: servers and namespace of the client, group, dataId
 
 	closeWait time.Duration
-
-	mu      sync.Mutex
-	closed  bool
-	closing chan struct{}  // closed by Close: running Watches return
-	calls   sync.WaitGroup // SDK calls of Read and Write (which may give up on one early)
+	life      backend.Lifecycle // counts the SDK calls of Read and Write (which may give up on one early)
 }
 
 var (
@@ -114,8 +105,7 @@ func New(client config_client.IConfigClient, dataID, group string, opts ...Optio
 		dataID:    dataID,
 		group:     group,
 		typ:       DefaultType,
-		log:       slog.New(slog.DiscardHandler),
-		closing:   make(chan struct{}),
+		log:       backend.Logger(nil),
 		closeWait: DefaultCloseWait,
 	}
 	for _, opt := range opts {
@@ -174,49 +164,16 @@ func (s *Source) DataID() string { return s.dataID }
 func (s *Source) Group() string { return s.group }
 
 // Close marks the Source closed (later calls return datasource.ErrClosed),
-// ends running Watches, which cancel their listener, and waits for SDK calls
-// that a Read or Write gave up on when its context ended, up to WithCloseWait
-// (each is bounded by the client's TimeoutMs, 10 s by default). The client is
-// not closed.
+// ends running Watches (they cancel their listener and return
+// datasource.ErrClosed), and waits for SDK calls that a Read or Write gave
+// up on when its context ended, up to WithCloseWait (each is bounded by the
+// client's TimeoutMs, 10 s by default). The client is not closed. Close is
+// idempotent.
 func (s *Source) Close() error {
-	s.mu.Lock()
-	if !s.closed {
-		s.closed = true
-		close(s.closing)
-	}
-	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() { s.calls.Wait(); close(done) }()
-	if s.closeWait <= 0 {
-		<-done
-		return nil
-	}
-	t := time.NewTimer(s.closeWait)
-	defer t.Stop()
-	select {
-	case <-done:
-		return nil
-	case <-t.C:
+	if !s.life.Close(s.closeWait) {
 		return fmt.Errorf("nacos: close %s: SDK calls still waiting for the server after %v", s.name(), s.closeWait)
 	}
-}
-
-// call runs fn, an SDK call, on a goroutine that Close waits for, unless the
-// Source is closed.
-func (s *Source) call(fn func()) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return datasource.ErrClosed
-	}
-	s.calls.Go(fn)
 	return nil
-}
-
-func (s *Source) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
 }
 
 // Read gets the config. Empty content is a missing document: the SDK answers
@@ -271,7 +228,7 @@ func (s *Source) get(ctx context.Context) (string, error) {
 		err     error
 	}
 	ch := make(chan result, 1)
-	err := s.call(func() {
+	err := s.life.Go(func() {
 		content, err := s.cli.GetConfig(vo.ConfigParam{DataId: s.dataID, Group: s.group})
 		ch <- result{content, err}
 	})
@@ -313,7 +270,7 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 		err error
 	}
 	ch := make(chan result, 1)
-	err := s.call(func() {
+	err := s.life.Go(func() {
 		ok, err := s.cli.PublishConfig(vo.ConfigParam{
 			DataId:  s.dataID,
 			Group:   s.group,
@@ -351,7 +308,8 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 
 // Watch listens to the config (ListenConfig) and calls changed, as a hint,
 // for every callback of the SDK, until ctx is done or the Source is closed;
-// then it cancels the listener (CancelListenConfig) and returns.
+// then it cancels the listener (CancelListenConfig) and returns ctx.Err()
+// or datasource.ErrClosed.
 //
 // The SDK registers a new listener with the server on its next listen pass
 // (every 5 s), so Watch reads the config once after that and calls changed
@@ -360,9 +318,11 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 // SDK reconnects by itself and listens again; a change it misses meanwhile
 // is caught by the Readable's reconcile read (see ReconcileInterval).
 func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed func(datasource.Snapshot)) error {
-	if s.isClosed() {
+	if s.life.Closed() {
 		return datasource.ErrClosed
 	}
+	ctx, stop := s.life.WatchContext(ctx)
+	defer stop()
 	// Callbacks run on goroutines of the SDK: after Watch returns they must
 	// not reach changed.
 	var mu sync.Mutex
@@ -394,9 +354,7 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 	for {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.closing:
-			return datasource.ErrClosed
+			return s.life.WatchEnded(ctx, ctx.Err())
 		case <-armed.C:
 			now, err := s.Read(ctx)
 			switch {
@@ -405,10 +363,7 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 				// read decide.
 				changed(datasource.Snapshot{})
 			case err != nil:
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				return fmt.Errorf("nacos: watch %s: read after listening: %w", s.name(), err)
+				return s.life.WatchEnded(ctx, fmt.Errorf("nacos: watch %s: read after listening: %w", s.name(), err))
 			case now.Missing != from.Missing || (!now.Missing && now.Revision != from.Revision):
 				hint(string(now.Data))
 			}

@@ -4,17 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 )
 
 // DefaultHealthCheckInterval is how long Watch lets the subscription stay
@@ -63,6 +63,12 @@ func WithServers(addrs ...string) Option {
 	}
 }
 
+// WithLogger sends the Source's debug logs to l: each subscription and its
+// confirmation, a re-subscription after go-redis reconnected, the PINGs of
+// a silent subscription, messages of other channels ignored, and why a
+// watch broke. By default it logs nothing; the Readable logs what matters.
+func WithLogger(l *slog.Logger) Option { return func(s *Source) { s.log = backend.Logger(l) } }
+
 // Source is a rule document in a Redis string key, with change
 // notifications on a Pub/Sub channel: a datasource.Source, a
 // datasource.Watcher and a datasource.Sink. Its revision is the content
@@ -75,12 +81,8 @@ type Source struct {
 	closeWait time.Duration
 	servers   string // WithServers, else the client's addresses
 	db        int
-
-	closeOnce sync.Once
-	ctx       context.Context // cancelled by Close
-	cancel    context.CancelFunc
-	mu        sync.Mutex // orders calls.Add after Close
-	calls     sync.WaitGroup
+	log       *slog.Logger
+	life      backend.Lifecycle // counts the commands in flight
 }
 
 var (
@@ -95,15 +97,13 @@ var (
 // password), the database number, timeouts and retries are the client's:
 // configure them there. Closing the Source does not close client.
 func New(client goredis.UniversalClient, key, channel string, opts ...Option) *Source {
-	ctx, cancel := context.WithCancel(context.Background())
 	s := &Source{
 		client:    client,
 		key:       key,
 		channel:   channel,
 		health:    DefaultHealthCheckInterval,
 		closeWait: DefaultCloseWait,
-		ctx:       ctx,
-		cancel:    cancel,
+		log:       backend.Logger(nil),
 	}
 	s.servers, s.db = describe(client)
 	for _, opt := range opts {
@@ -153,27 +153,14 @@ func (s *Source) Key() string { return s.key }
 func (s *Source) Channel() string { return s.channel }
 
 // Close marks the Source closed: later calls return datasource.ErrClosed,
-// and a running Watch returns. It waits, up to WithCloseWait, for the
-// commands of Reads and Writes that returned early. It does not close the
-// client. It is idempotent.
+// and a running Watch returns datasource.ErrClosed. It waits, up to
+// WithCloseWait, for the commands of Reads and Writes that returned early.
+// It does not close the client. It is idempotent.
 func (s *Source) Close() error {
-	s.mu.Lock()
-	s.closeOnce.Do(s.cancel)
-	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() { s.calls.Wait(); close(done) }()
-	if s.closeWait <= 0 {
-		<-done
-		return nil
-	}
-	t := time.NewTimer(s.closeWait)
-	defer t.Stop()
-	select {
-	case <-done:
-		return nil
-	case <-t.C:
+	if !s.life.Close(s.closeWait) {
 		return fmt.Errorf("redis: close %q: commands still waiting for the server after %v", s.key, s.closeWait)
 	}
+	return nil
 }
 
 // call runs f, one exchange with the server, so that the caller returns
@@ -183,18 +170,10 @@ func (s *Source) Close() error {
 // lasts until the client's ReadTimeout. f's goroutine is counted, and
 // Close waits for it.
 func (s *Source) call(ctx context.Context, f func() error) error {
-	s.mu.Lock()
-	if s.isClosed() {
-		s.mu.Unlock()
-		return datasource.ErrClosed
-	}
-	s.calls.Add(1)
-	s.mu.Unlock()
 	done := make(chan error, 1)
-	go func() {
-		defer s.calls.Done()
-		done <- f()
-	}()
+	if err := s.life.Go(func() { done <- f() }); err != nil {
+		return err
+	}
 	select {
 	case err := <-done:
 		return err
@@ -202,8 +181,6 @@ func (s *Source) call(ctx context.Context, f func() error) error {
 		return context.Cause(ctx)
 	}
 }
-
-func (s *Source) isClosed() bool { return s.ctx.Err() != nil }
 
 // Read reads the key. A key that does not exist is a missing document; a
 // key that holds another type than a string is an error.
@@ -328,119 +305,4 @@ func (s *Source) compareAndSet(ctx context.Context, tx *goredis.Tx, data []byte,
 		return fmt.Errorf("redis: set %q and publish on %q: %w", s.key, s.channel, err)
 	}
 	return nil
-}
-
-// Watch SUBSCRIBEs to the channel and calls changed (with an empty
-// snapshot: a hint) for every message on it, until ctx is done or the
-// Source is closed (then it returns ctx.Err() or datasource.ErrClosed), or
-// the subscription breaks (then it returns the cause).
-//
-// Once the server has confirmed the subscription, Watch reads the key and
-// calls changed if the document differs from from, so a change made
-// between the read of from and the subscription is not missed. A later
-// subscription confirmation (a client that re-subscribed by itself after
-// reconnecting) is also reported to changed, since messages published
-// while it was away are lost. Any receive error other than a read timeout
-// breaks the watch, and so does a PING that the server does not answer
-// within the health-check interval (WithHealthCheckInterval): the
-// Readable then reads the key again and calls Watch again.
-func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed func(datasource.Snapshot)) error {
-	if s.isClosed() {
-		return datasource.ErrClosed
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stopClose := context.AfterFunc(s.ctx, cancel)
-	defer stopClose()
-
-	ps := s.client.Subscribe(ctx)
-	// ps.Close from another goroutine is how a blocked receive ends when
-	// ctx is done; wait for that goroutine before returning.
-	closed := make(chan struct{})
-	stopPS := context.AfterFunc(ctx, func() {
-		_ = ps.Close()
-		close(closed)
-	})
-	defer func() {
-		if stopPS() {
-			_ = ps.Close()
-		} else {
-			<-closed
-		}
-	}()
-	fail := func(err error) error {
-		if ctx.Err() != nil {
-			if s.isClosed() {
-				return datasource.ErrClosed
-			}
-			return ctx.Err()
-		}
-		return err
-	}
-
-	if err := ps.Subscribe(ctx, s.channel); err != nil {
-		return fail(fmt.Errorf("redis: subscribe %q: %w", s.channel, err))
-	}
-	subscribed := false
-	pinged := false
-	for {
-		msg, err := ps.ReceiveTimeout(ctx, s.health)
-		if err != nil {
-			if !isTimeout(err) || ctx.Err() != nil {
-				return fail(fmt.Errorf("redis: receive on %q: %w", s.channel, err))
-			}
-			if !subscribed {
-				return fail(fmt.Errorf("redis: subscribe %q: no confirmation within %v", s.channel, s.health))
-			}
-			if pinged {
-				return fail(fmt.Errorf("redis: subscription to %q: no answer to PING within %v", s.channel, s.health))
-			}
-			if err := ps.Ping(ctx); err != nil {
-				return fail(fmt.Errorf("redis: subscription to %q: ping: %w", s.channel, err))
-			}
-			pinged = true
-			continue
-		}
-		pinged = false // the connection answered
-		switch m := msg.(type) {
-		case *goredis.Subscription:
-			if m.Kind != "subscribe" || m.Channel != s.channel {
-				continue
-			}
-			if subscribed {
-				// Re-subscribed after a reconnect: what was published
-				// meanwhile is lost; have the key read again.
-				changed(datasource.Snapshot{})
-				continue
-			}
-			subscribed = true
-			// Subscribed: from now on every change is announced. Anything
-			// that changed before is in the key.
-			snap, err := s.Read(ctx)
-			switch {
-			case errors.Is(err, datasource.ErrTooLarge):
-				// ctx carries no limit of the Readable's: let its own
-				// read decide.
-				changed(datasource.Snapshot{})
-			case err != nil:
-				return fail(err)
-			case snap.Missing != from.Missing || snap.Revision != from.Revision:
-				changed(snap)
-			}
-		case *goredis.Message:
-			if m.Channel == s.channel {
-				// A hint: the payload may be the document (Java Sentinel's
-				// writers) or anything else; the key is the truth.
-				changed(datasource.Snapshot{})
-			}
-		case *goredis.Pong:
-		}
-	}
-}
-
-// isTimeout reports a read deadline that passed: no message within the
-// interval, not a broken connection.
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }

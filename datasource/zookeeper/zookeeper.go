@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 )
 
 // Defaults of the options.
@@ -73,6 +74,11 @@ func WithServers(servers ...string) Option {
 // flight (default DefaultCloseWait). Zero or less waits without bound.
 func WithCloseWait(d time.Duration) Option { return func(s *Source) { s.closeWait = d } }
 
+// WithLogger sends the Source's debug logs to l: each watch armed (with
+// the node's revision), each event it reports, the session lost. By
+// default it logs nothing; the Readable logs what matters.
+func WithLogger(l *slog.Logger) Option { return func(s *Source) { s.log = backend.Logger(l) } }
+
 // Source is a rule document in one ZooKeeper node: a datasource.Source, a
 // datasource.Watcher and a datasource.Sink over a connection the caller
 // owns. See the package documentation. It is safe for concurrent use.
@@ -83,10 +89,8 @@ type Source struct {
 	check     time.Duration
 	closeWait time.Duration
 	servers   []string // WithServers, sorted; for String only
-
-	mu     sync.Mutex
-	closed bool
-	calls  sync.WaitGroup // zk calls in flight (each runs in its own goroutine)
+	log       *slog.Logger
+	life      backend.Lifecycle // counts the zk calls in flight (each runs in its own goroutine)
 }
 
 var (
@@ -108,6 +112,7 @@ func New(conn *zk.Conn, path string, opts ...Option) *Source {
 		acl:       zk.WorldACL(zk.PermAll),
 		check:     DefaultSessionCheck,
 		closeWait: DefaultCloseWait,
+		log:       backend.Logger(nil),
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -132,29 +137,17 @@ func (s *Source) String() string {
 // Path returns the node's path.
 func (s *Source) Path() string { return s.path }
 
-// Close marks the Source closed (later calls return datasource.ErrClosed)
-// and waits, up to WithCloseWait, for its ZooKeeper calls still in flight;
-// they end when the server answers, when go-zookeeper gives up on the
-// connection, or when the connection is closed. It does not close the
-// connection. Close is idempotent.
+// Close marks the Source closed (later calls return datasource.ErrClosed),
+// makes a running Watch return datasource.ErrClosed, and waits, up to
+// WithCloseWait, for its ZooKeeper calls still in flight; they end when the
+// server answers, when go-zookeeper gives up on the connection, or when the
+// connection is closed. It does not close the connection. Close is
+// idempotent.
 func (s *Source) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() { s.calls.Wait(); close(done) }()
-	if s.closeWait <= 0 {
-		<-done
-		return nil
-	}
-	t := time.NewTimer(s.closeWait)
-	defer t.Stop()
-	select {
-	case <-done:
-		return nil
-	case <-t.C:
+	if !s.life.Close(s.closeWait) {
 		return fmt.Errorf("zookeeper: close %s: calls still waiting for the server after %v", s.path, s.closeWait)
 	}
+	return nil
 }
 
 // Read returns the node's data. A node that does not exist is a missing
@@ -202,56 +195,81 @@ func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 // Watch arms a one-shot ZooKeeper watch on the node (ExistsW: it fires on
 // creation, data change and deletion), reports the node's state when it
 // differs from the last one seen (from, at first), and arms it again after
-// every event, until ctx is done. It returns an error, so the Readable
-// reads again and watches again, when the connection loses its session
-// (checked every WithSessionCheck), when go-zookeeper invalidates the
-// watch (EventNotWatching: session expired, connection closed), or when a
-// call fails.
+// every event, until ctx is done or the Source is closed (then it returns
+// datasource.ErrClosed). It returns an error, so the Readable reads again
+// and watches again, when the connection loses its session (checked every
+// WithSessionCheck), when go-zookeeper invalidates the watch
+// (EventNotWatching: session expired, connection closed), or when a call
+// fails.
 func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed func(datasource.Snapshot)) error {
+	if s.life.Closed() {
+		return datasource.ErrClosed
+	}
+	ctx, stop := s.life.WatchContext(ctx)
+	defer stop()
 	tick := time.NewTicker(s.check)
 	defer tick.Stop()
 	last := from
 	for {
-		r, err := call(ctx, s, "watch", func() (got, error) {
-			ok, stat, ch, err := s.conn.ExistsW(s.path)
-			return got{exists: ok, stat: stat, events: ch}, err
-		})
+		events, now, err := s.arm(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return err
-		}
-		now := datasource.Snapshot{Missing: true}
-		if r.exists {
-			now = datasource.Snapshot{Revision: revision(r.stat)}
+			return s.life.WatchEnded(ctx, err)
 		}
 		if now.Missing != last.Missing || now.Revision != last.Revision {
 			last = now
 			changed(now) // a change between from and the watch, or since the last event
 		}
-	wait:
-		for {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-tick.C:
-				if st := s.conn.State(); st != zk.StateHasSession {
-					return fmt.Errorf("zookeeper: watch %s: %w (connection %s)", s.path, ErrNoSession, st)
-				}
-			case ev, ok := <-r.events:
-				switch {
-				case !ok:
-					return fmt.Errorf("zookeeper: watch %s: event channel closed", s.path)
-				case ev.Type == zk.EventNotWatching || ev.Err != nil:
-					return fmt.Errorf("zookeeper: watch %s: %s: %w", s.path, ev.Type, eventErr(ev))
-				}
-				// Created, changed or deleted: tell the reader at once, then
-				// arm the watch again (it fired and is gone).
-				last = datasource.Snapshot{}
-				changed(datasource.Snapshot{})
-				break wait
+		if err := s.waitEvent(ctx, tick.C, events); err != nil {
+			return s.life.WatchEnded(ctx, err)
+		}
+		// Created, changed or deleted: tell the reader at once, then arm
+		// the watch again (it fired and is gone).
+		last = datasource.Snapshot{}
+		changed(datasource.Snapshot{})
+	}
+}
+
+// arm sets a watch on the node and returns its event channel and the
+// node's state (its revision, or missing) when the watch was set.
+func (s *Source) arm(ctx context.Context) (<-chan zk.Event, datasource.Snapshot, error) {
+	r, err := call(ctx, s, "watch", func() (got, error) {
+		ok, stat, ch, err := s.conn.ExistsW(s.path)
+		return got{exists: ok, stat: stat, events: ch}, err
+	})
+	if err != nil {
+		return nil, datasource.Snapshot{}, err
+	}
+	now := datasource.Snapshot{Missing: true}
+	if r.exists {
+		now = datasource.Snapshot{Revision: revision(r.stat)}
+	}
+	s.log.Debug("zookeeper watch armed", "path", s.path, "revision", now.Revision, "missing", now.Missing)
+	return r.events, now, nil
+}
+
+// waitEvent waits for the watch set by arm to fire. It returns nil when
+// the node changed, and an error when ctx ends, the connection has no
+// session at a tick, or go-zookeeper ends the watch.
+func (s *Source) waitEvent(ctx context.Context, tick <-chan time.Time, events <-chan zk.Event) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick:
+			if st := s.conn.State(); st != zk.StateHasSession {
+				s.log.Debug("zookeeper watch: no session", "path", s.path, "state", st.String())
+				return fmt.Errorf("zookeeper: watch %s: %w (connection %s)", s.path, ErrNoSession, st)
 			}
+		case ev, ok := <-events:
+			switch {
+			case !ok:
+				return fmt.Errorf("zookeeper: watch %s: event channel closed", s.path)
+			case ev.Type == zk.EventNotWatching || ev.Err != nil:
+				s.log.Debug("zookeeper watch ended by the client", "path", s.path, "event", ev.Type.String(), "err", ev.Err)
+				return fmt.Errorf("zookeeper: watch %s: %s: %w", s.path, ev.Type, eventErr(ev))
+			}
+			s.log.Debug("zookeeper watch fired", "path", s.path, "event", ev.Type.String())
+			return nil
 		}
 	}
 }
@@ -372,6 +390,9 @@ func call(ctx context.Context, s *Source, op string, f func() (got, error)) (got
 	fail := func(err error) (got, error) {
 		return got{}, fmt.Errorf("zookeeper: %s %s: %w", op, s.path, err)
 	}
+	if s.life.Closed() {
+		return got{}, datasource.ErrClosed
+	}
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
@@ -383,18 +404,13 @@ func call(ctx context.Context, s *Source, op string, f func() (got, error)) (got
 		err error
 	}
 	done := make(chan result, 1)
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return got{}, datasource.ErrClosed
-	}
-	s.calls.Add(1)
-	s.mu.Unlock()
-	go func() {
-		defer s.calls.Done()
+	err := s.life.Go(func() {
 		g, err := f()
 		done <- result{g, err}
-	}()
+	})
+	if err != nil {
+		return got{}, err
+	}
 	select {
 	case r := <-done:
 		if r.err != nil {

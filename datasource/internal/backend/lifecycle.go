@@ -1,0 +1,109 @@
+// Package backend holds what every backend's Source shares (package file,
+// etcd, redis, zookeeper, nacos): one lifecycle, so that Close means the
+// same everywhere, and the default of their WithLogger option.
+package backend
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/bulwark-go/bulwark/datasource"
+)
+
+// Lifecycle is a Source's open or closed state. Close refuses later
+// calls, ends every running Watch and waits, up to a bound, for the calls
+// that Go runs. The zero Lifecycle is open.
+type Lifecycle struct {
+	once   sync.Once
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+
+	mu     sync.Mutex // orders calls.Add before Close's Wait
+	closed bool
+	calls  sync.WaitGroup
+}
+
+func (l *Lifecycle) init() {
+	l.once.Do(func() { l.ctx, l.cancel = context.WithCancel(context.Background()) })
+}
+
+// Closed reports whether Close was called.
+func (l *Lifecycle) Closed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
+// Go runs f on a goroutine that Close waits for, or returns
+// datasource.ErrClosed once Close was called. A backend runs a call that
+// takes no context (go-zookeeper, the Nacos SDK, a go-redis command waiting
+// for its answer) this way, so its caller can return when its own context
+// ends.
+func (l *Lifecycle) Go(f func()) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return datasource.ErrClosed
+	}
+	l.calls.Go(f)
+	return nil
+}
+
+// WatchContext returns a context that ends with ctx or with Close,
+// whichever comes first: a Watch runs under it, so that Close stops it.
+// Call stop when the Watch returns.
+func (l *Lifecycle) WatchContext(ctx context.Context) (watch context.Context, stop func()) {
+	l.init()
+	watch, cancel := context.WithCancel(ctx)
+	unhook := context.AfterFunc(l.ctx, cancel)
+	return watch, func() { unhook(); cancel() }
+}
+
+// WatchEnded is what a Watch running under watch (from WatchContext)
+// returns when it stops because of err: datasource.ErrClosed once the
+// Source is closed, the context's error once it ended, else err.
+func (l *Lifecycle) WatchEnded(watch context.Context, err error) error {
+	switch {
+	case l.Closed():
+		return datasource.ErrClosed
+	case watch.Err() != nil:
+		return watch.Err()
+	}
+	return err
+}
+
+// Close marks the Source closed, ends its running Watches and waits for
+// the calls that Go runs, up to wait (without bound when wait is zero or
+// less). It reports whether they all ended. It is idempotent.
+func (l *Lifecycle) Close(wait time.Duration) bool {
+	l.init()
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.cancel()
+	done := make(chan struct{})
+	go func() { l.calls.Wait(); close(done) }()
+	if wait <= 0 {
+		<-done
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// Logger is l, or a logger that discards everything when l is nil: the
+// default of every backend's WithLogger.
+func Logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}
