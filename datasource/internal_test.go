@@ -28,3 +28,27 @@ func TestNormalize(t *testing.T) {
 	assert.Equal(t, ContentRevision([]byte("[]")), s.Revision)
 	assert.Len(t, s.Revision, 32)
 }
+
+func TestAfterWrite(t *testing.T) {
+	a := Snapshot{Revision: "a"}
+	b := Snapshot{Revision: "b"}
+	missing := Snapshot{Missing: true}
+	read := func(s Snapshot) docState { return docState{valid: true, missing: s.Missing, rev: s.Revision} }
+	for _, tc := range []struct {
+		name          string
+		doc           docState
+		prev, written Snapshot
+		want          seen
+	}{
+		{"the write", read(b), a, b, sawWrite},
+		{"the replaced document", read(a), a, b, sawStale},
+		{"another document", read(Snapshot{Revision: "c"}), a, b, sawLater},
+		{"missing after an update", read(missing), a, b, sawStale},
+		{"missing after a create", read(missing), missing, b, sawStale},
+		{"a delete written", read(missing), a, missing, sawWrite},
+		{"present after a delete written", read(a), a, missing, sawStale},
+		{"another document after a delete written", read(b), a, missing, sawLater},
+	} {
+		assert.Equal(t, tc.want, afterWrite(tc.doc, tc.prev, tc.written), tc.name)
+	}
+}

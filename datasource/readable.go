@@ -572,18 +572,22 @@ func (r *Readable[T]) setWatching(on bool, err error) {
 	}
 }
 
+// lastRead returns the result of the last read that finished, and a
+// channel closed when the next one finishes.
+func (r *Readable[T]) lastRead() (readResult, <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done, r.doneCh
+}
+
 // waitRead waits until a read numbered gen or later has succeeded and
 // returns the snapshot of the last successful read.
 func (r *Readable[T]) waitRead(gen uint64) (Snapshot, bool) {
 	for {
-		r.mu.Lock()
-		if r.done.gen >= gen && r.done.ok {
-			s := r.done.snap
-			r.mu.Unlock()
-			return s, true
+		res, ch := r.lastRead()
+		if res.gen >= gen && res.ok {
+			return res.snap, true
 		}
-		ch := r.doneCh
-		r.mu.Unlock()
 		select {
 		case <-r.ctx.Done():
 			return Snapshot{}, false
@@ -591,95 +595,6 @@ func (r *Readable[T]) waitRead(gen uint64) (Snapshot, bool) {
 		}
 	}
 }
-
-// waitApplied waits until a read that started after the call has seen
-// written (or a later document) and reports whether it was applied. prev
-// is the document the write replaced (Missing when it created one).
-//
-// A Source may be eventually consistent: for a while after a write, a read
-// may still return prev. Such a read is stale, not a later document: the
-// wait has the reader read again, after a pause that grows like the retry
-// backoff (WithBackoff, at most a second), until a read returns written
-// (applied or rejected) or a document that is neither (someone else wrote
-// after us), or ctx ends. A read of "missing" after a write that updated a
-// document counts as stale too (a server may answer so while it swaps
-// releases). A Source that reads its own writes returns on its first read,
-// as before. (So a document set back to prev by another writer, with
-// content revisions, or deleted right after the write, reads as stale until
-// ctx ends.)
-func (r *Readable[T]) waitApplied(ctx context.Context, prev, written Snapshot) error {
-	written = normalize(written)
-	prev = normalize(prev)
-	r.mu.Lock()
-	switch {
-	case r.closed:
-		r.mu.Unlock()
-		return ErrClosed
-	case !r.started:
-		r.mu.Unlock()
-		return named(r.name, "wait: %w: readable not started (revision %s)", ErrNotApplied, written.Revision)
-	}
-	want := r.gen + 1
-	r.mu.Unlock()
-	r.poke()
-
-	stale := 0 // reads that returned prev
-	var again *time.Timer
-	var againC <-chan time.Time
-	defer func() {
-		if again != nil {
-			again.Stop()
-		}
-	}()
-	for {
-		r.mu.Lock()
-		res, ch := r.done, r.doneCh
-		r.mu.Unlock()
-		if res.gen >= want && res.ok {
-			switch {
-			case sameDoc(res.doc.missing, res.doc.rev, written):
-				if res.doc.rejected != nil {
-					return fmt.Errorf("%w: %w", ErrNotApplied, res.doc.rejected)
-				}
-				return nil
-			case !sameDoc(res.doc.missing, res.doc.rev, prev) && !(res.doc.missing && !prev.Missing):
-				return nil // replaced by a later document
-			}
-			// Stale: the Source does not show the write yet. Any read that
-			// starts after this one counts; ask for one after a pause. A
-			// "missing" after an update is not taken for a later delete:
-			// some eventually consistent servers (PolarisMesh) answer
-			// "missing" for a moment while they swap in a new release.
-			stale++
-			want = res.gen + 1
-			d := backoff(stale, r.opts.backoffMin, min(r.opts.backoffMax, staleMaxPause))
-			if again == nil {
-				again = time.NewTimer(d)
-			} else {
-				again.Reset(d)
-			}
-			againC = again.C
-		}
-		select {
-		case <-ctx.Done():
-			why := ""
-			if stale > 0 {
-				why = fmt.Sprintf(" (%d reads still returned the replaced document, or none)", stale)
-			}
-			return named(r.name, "wait: %w: %w%s (revision %s)", ErrNotApplied, context.Cause(ctx), why, written.Revision)
-		case <-r.ctx.Done():
-			return ErrClosed
-		case <-ch:
-		case <-againC:
-			againC = nil
-			r.poke()
-		}
-	}
-}
-
-// staleMaxPause caps the pause between the reads of a wait that sees the
-// document a write replaced.
-const staleMaxPause = time.Second
 
 // sameDoc reports whether a read of (missing, rev) is the document s.
 func sameDoc(missing bool, rev string, s Snapshot) bool {
