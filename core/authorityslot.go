@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/bulwark-go/bulwark/core/authority"
+	"github.com/bulwark-go/bulwark/internal/authcheck"
 )
 
 var authorityKind = kind[authority.Rule]{
@@ -22,7 +23,7 @@ type authoritySet struct {
 }
 
 type authorityCheck struct {
-	c     *authority.Checker
+	c     *authcheck.Checker
 	block *BlockError
 }
 
@@ -36,7 +37,7 @@ func installAuthority(e *Engine, next, _ *table, rules []authority.Rule) {
 			next.authority[r.Resource] = as
 		}
 		as.checks = append(as.checks, authorityCheck{
-			c:     authority.NewChecker(r),
+			c:     authcheck.NewChecker(r),
 			block: &BlockError{Kind: BlockAuthority, Resource: r.Resource, Rule: r},
 		})
 	}

@@ -7,7 +7,7 @@
 // "black") listed origins are blocked. As in Java, an entry that carries
 // no origin is not checked, and origins are matched exactly.
 //
-// [NewChecker] parses a rule's list once into a set, so a check is one map
+// The engine parses a rule's list once into a set, so a check is one map
 // lookup. Several rules of one resource must all admit the entry. Authority
 // rules are checked first, before system, hot-parameter, flow and breaker
 // rules, as in Java.
