@@ -50,9 +50,9 @@ type Patcher[T any] interface {
 	EncodeOver(prev []byte, v T) ([]byte, error)
 }
 
-// DefaultMaxSize is the document size limit unless WithMaxSize says
+// defaultMaxSize is the document size limit unless WithMaxSize says
 // otherwise: 4 MiB.
-const DefaultMaxSize = 4 << 20
+const defaultMaxSize = 4 << 20
 
 // Option configures a codec.
 type Option func(*options)
@@ -69,7 +69,7 @@ func WithMaxSize(n int) Option {
 }
 
 func newOptions(opts []Option) options {
-	o := options{maxSize: DefaultMaxSize}
+	o := options{maxSize: defaultMaxSize}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -286,7 +286,7 @@ func TestMaxSize(t *testing.T) {
 	assert.ErrorIs(t, err, ErrTooLarge)
 
 	big := plainFlowDoc(30000)
-	require.Greater(t, len(big), DefaultMaxSize)
+	require.Greater(t, len(big), defaultMaxSize)
 	_, err = FlowRules().Convert(big)
 	assert.ErrorIs(t, err, ErrTooLarge)
 

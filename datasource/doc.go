@@ -84,7 +84,7 @@
 // [Readable.Close] is idempotent: it cancels, waits for every goroutine the
 // Readable started, and closes the Source. A Source call that ignores its
 // context (a read of a hung network mount) is waited for up to
-// [CloseTimeout], then abandoned: Close returns an error saying so, and the
+// 5 seconds, then abandoned: Close returns an error saying so, and the
 // call's result is never applied.
 //
 // # Writing: Writable

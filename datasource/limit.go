@@ -6,9 +6,9 @@ import (
 	"io"
 )
 
-// DefaultMaxSize is the largest document a Readable or Writable reads
+// defaultMaxSize is the largest document a Readable or Writable reads
 // unless WithMaxSize says otherwise: 4 MiB, the converters' own limit.
-const DefaultMaxSize = 4 << 20
+const defaultMaxSize = 4 << 20
 
 type maxSizeKey struct{}
 
@@ -24,12 +24,12 @@ func WithReadLimit(ctx context.Context, n int64) context.Context {
 // an error wrapping [ErrTooLarge] and must not hold the whole document to
 // find out (stream it through [ReadAll], or ask the server for the size or
 // a bounded range first). Zero or less means no limit; a ctx without one
-// gives DefaultMaxSize.
+// gives 4 MiB.
 func ReadLimit(ctx context.Context) int64 {
 	if n, ok := ctx.Value(maxSizeKey{}).(int64); ok {
 		return n
 	}
-	return DefaultMaxSize
+	return defaultMaxSize
 }
 
 // CheckSize returns an error wrapping ErrTooLarge when a document of n

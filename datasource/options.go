@@ -8,13 +8,13 @@ import (
 
 // Defaults of the options.
 const (
-	DefaultPollInterval      = time.Second
-	DefaultReconcileInterval = 30 * time.Second
-	DefaultBackoffMin        = 100 * time.Millisecond
-	DefaultBackoffMax        = 30 * time.Second
-	DefaultReadTimeout       = 10 * time.Second
-	DefaultUpdateAttempts    = 10
-	DefaultWaitTimeout       = 10 * time.Second
+	defaultPollInterval      = time.Second
+	defaultReconcileInterval = 30 * time.Second
+	defaultBackoffMin        = 100 * time.Millisecond
+	defaultBackoffMax        = 30 * time.Second
+	defaultReadTimeout       = 10 * time.Second
+	defaultUpdateAttempts    = 10
+	defaultWaitTimeout       = 10 * time.Second
 )
 
 // Option configures a Readable or a Writable. Options that concern only
@@ -39,13 +39,13 @@ type options struct {
 
 func buildOptions(opts []Option) options {
 	o := options{
-		pollInterval:      DefaultPollInterval,
-		reconcileInterval: DefaultReconcileInterval,
-		backoffMin:        DefaultBackoffMin,
-		backoffMax:        DefaultBackoffMax,
-		readTimeout:       DefaultReadTimeout,
-		updateAttempts:    DefaultUpdateAttempts,
-		maxSize:           DefaultMaxSize,
+		pollInterval:      defaultPollInterval,
+		reconcileInterval: defaultReconcileInterval,
+		backoffMin:        defaultBackoffMin,
+		backoffMax:        defaultBackoffMax,
+		readTimeout:       defaultReadTimeout,
+		updateAttempts:    defaultUpdateAttempts,
+		maxSize:           defaultMaxSize,
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -56,13 +56,13 @@ func buildOptions(opts []Option) options {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
 	if o.backoffMin <= 0 {
-		o.backoffMin = DefaultBackoffMin
+		o.backoffMin = defaultBackoffMin
 	}
 	if o.backoffMax < o.backoffMin {
 		o.backoffMax = o.backoffMin
 	}
 	if o.pollInterval <= 0 {
-		o.pollInterval = DefaultPollInterval
+		o.pollInterval = defaultPollInterval
 	}
 	if o.updateAttempts < 1 {
 		o.updateAttempts = 1
@@ -79,11 +79,11 @@ func WithName(name string) Option { return func(o *options) { o.name = name } }
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithPollInterval sets how often a Source without a working Watcher is
-// read (default DefaultPollInterval).
+// read (default 1s).
 func WithPollInterval(d time.Duration) Option { return func(o *options) { o.pollInterval = d } }
 
 // WithReconcileInterval sets how often a watched Source is read anyway, to
-// catch a change a push missed (default DefaultReconcileInterval). Zero or
+// catch a change a push missed (default 30s). Zero or
 // less turns reconciling off.
 func WithReconcileInterval(d time.Duration) Option {
 	return func(o *options) { o.reconcileInterval = d }
@@ -91,12 +91,12 @@ func WithReconcileInterval(d time.Duration) Option {
 
 // WithBackoff bounds the delays between retries after errors: the first
 // retry waits about min, each next one twice as long, up to max, with
-// jitter (defaults DefaultBackoffMin, DefaultBackoffMax).
+// jitter (defaults 100ms, 30s).
 func WithBackoff(min, max time.Duration) Option {
 	return func(o *options) { o.backoffMin, o.backoffMax = min, max }
 }
 
-// WithReadTimeout bounds each Read (default DefaultReadTimeout; zero or
+// WithReadTimeout bounds each Read (default 10s; zero or
 // less: no bound beyond Close).
 func WithReadTimeout(d time.Duration) Option { return func(o *options) { o.readTimeout = d } }
 
@@ -106,7 +106,7 @@ func WithReadTimeout(d time.Duration) Option { return func(o *options) { o.readT
 func WithCacheDir(dir string) Option { return func(o *options) { o.cacheDir = dir } }
 
 // WithMaxSize sets the largest document, in bytes, that a Readable or a
-// Writable reads (default DefaultMaxSize). A larger document is refused
+// Writable reads (default 4 MiB). A larger document is refused
 // while it is read (an error wrapping ErrTooLarge; the running rules
 // stay), never held whole. Zero or less removes the limit.
 func WithMaxSize(n int64) Option { return func(o *options) { o.maxSize = n } }
@@ -117,11 +117,11 @@ func WithKeepOnMissing() Option { return func(o *options) { o.keepOnMissing = tr
 
 // WithUpdateAttempts bounds how many times Writable.Update tries its
 // read-modify-write cycle when it meets ErrConflict (default
-// DefaultUpdateAttempts).
+// 10).
 func WithUpdateAttempts(n int) Option { return func(o *options) { o.updateAttempts = n } }
 
 // WaitApplied makes every Writable write wait, up to timeout (default
-// DefaultWaitTimeout when zero or less), until r has read the written
+// 10s when zero or less), until r has read the written
 // document and applied it. The write itself is persisted either way; when
 // r rejects the document or the wait times out, the write returns an error
 // wrapping ErrNotApplied (and the rejection error).

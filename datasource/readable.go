@@ -184,17 +184,17 @@ func (r *Readable[T]) Start(ctx context.Context) error {
 	}
 }
 
-// CloseTimeout bounds how long Close waits for the Readable's goroutines.
+// closeTimeout bounds how long Close waits for the Readable's goroutines.
 // A Source whose Read ignores its context (a read of a hung network mount
 // cannot be interrupted) would otherwise hold Close forever.
-const CloseTimeout = 5 * time.Second
+const closeTimeout = 5 * time.Second
 
 // Close stops the Readable, waits for every goroutine it started, and
 // closes the Source. It is idempotent: later calls return the first
 // call's result. The Property keeps its last value.
 //
 // A Read or Watch that ignores its context is waited for up to
-// CloseTimeout; then Close closes the Source and returns an error saying
+// 5 seconds; then Close closes the Source and returns an error saying
 // so. The abandoned goroutine ends when the call returns, and applies
 // nothing.
 func (r *Readable[T]) Close() error {
@@ -205,14 +205,14 @@ func (r *Readable[T]) Close() error {
 		r.cancel()
 		stopped := make(chan struct{})
 		go func() { r.wg.Wait(); close(stopped) }()
-		t := time.NewTimer(CloseTimeout)
+		t := time.NewTimer(closeTimeout)
 		defer t.Stop()
 		var errs []error
 		select {
 		case <-stopped:
 		case <-t.C:
-			errs = append(errs, named(r.name, "close: a call to the source ignored cancellation for %v; abandoned", CloseTimeout))
-			r.log.Error("datasource close: a call to the source ignored cancellation; abandoned", "waited", CloseTimeout)
+			errs = append(errs, named(r.name, "close: a call to the source ignored cancellation for %v; abandoned", closeTimeout))
+			r.log.Error("datasource close: a call to the source ignored cancellation; abandoned", "waited", closeTimeout)
 		}
 		if err := r.src.Close(); err != nil {
 			errs = append(errs, named(r.name, "close source: %w", err))

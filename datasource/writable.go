@@ -203,7 +203,7 @@ func (w *Writable[T]) waitApplied(ctx context.Context, expect string, out Snapsh
 	}
 	timeout := w.opts.waitTimeout
 	if timeout <= 0 {
-		timeout = DefaultWaitTimeout
+		timeout = defaultWaitTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -1,0 +1,4 @@
+package datasource
+
+// CloseTimeout is closeTimeout, for the external tests.
+const CloseTimeout = closeTimeout
