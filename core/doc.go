@@ -6,7 +6,7 @@
 // A request enters a resource with [Engine.Enter] (or [Engine.Do]) and
 // leaves with [Entry.Exit]. Enter runs the checks in Sentinel's order,
 // authority → system → hot parameters → flow → circuit breaker, against
-// statistics kept in sliding windows (package stat), and returns a
+// statistics kept in sliding windows, and returns a
 // [*BlockError] (errors.Is(err, ErrBlocked)) naming the rule that blocked.
 //
 // Rules change through a RuleManager: Load validates a whole list and
@@ -33,4 +33,17 @@
 // descheduled inside Enter). It never admits less than the threshold minus
 // the entry's count plus one once it refuses an entry. Package flow
 // states the bound for every behavior.
+//
+// # Layout
+//
+// The rule packages (core/flow, core/circuitbreaker, core/system,
+// core/authority, core/hotspot) hold the rule types, their enums and
+// Validate, and document what each rule does. The mechanisms that enforce
+// them are internal and composed here: sliding windows (internal/stat),
+// flow controllers (internal/flowcontrol), breakers (internal/breaker),
+// hot-parameter limiters (internal/paramlimit), the authority checker
+// (internal/authcheck), and the system checks with the /proc and cgroup
+// collector (internal/sysload). Imports point one way: internal packages
+// may import the rule packages for their types, core imports both, and the
+// rule packages import neither.
 package core
