@@ -15,10 +15,11 @@ import (
 	"go.etcd.io/etcd/client/v3/namespace"
 	"go.uber.org/zap"
 
-	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/etcd"
+	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
 	"github.com/bulwark-go/bulwark/integration"
 )
 
@@ -213,9 +214,9 @@ func TestCompactionResync(t *testing.T) {
 	_, err := other.Put(ctx, key, `[{"resource":"a","count":1}]`)
 	require.NoError(t, err)
 
-	rig := newRig(t, cli, key, datasource.WithReconcileInterval(time.Hour))
-	rig.waitCount(t, "a", 1)
-	require.Eventually(t, func() bool { return rig.ds.Status().Watching }, 10*time.Second, 5*time.Millisecond)
+	rig := flowrig.Start(t, etcd.New(cli, key), datasource.WithReconcileInterval(time.Hour))
+	rig.WaitCount(t, "a", 1)
+	rig.WaitWatching(t)
 
 	cut.Disconnect(t)
 	var last int64
@@ -228,16 +229,16 @@ func TestCompactionResync(t *testing.T) {
 	require.NoError(t, err)
 	cut.Reconnect(t)
 
-	rig.waitCount(t, "a", 6)
-	st := rig.ds.Status()
+	rig.WaitCount(t, "a", 6)
+	st := rig.DS.Status()
 	require.ErrorIs(t, st.WatchErr, rpctypes.ErrCompacted, "the watch broke on the compaction")
 	t.Logf("watch broke with: %v", st.WatchErr)
-	require.Eventually(t, func() bool { return rig.ds.Status().Watching }, 10*time.Second, 5*time.Millisecond, "watching again")
+	rig.WaitWatching(t)
 
 	// And it follows changes again, from the new read.
 	_, err = other.Put(ctx, key, `[{"resource":"a","count":7}]`)
 	require.NoError(t, err)
-	rig.waitCount(t, "a", 7)
+	rig.WaitCount(t, "a", 7)
 }
 
 // User/password authentication comes from the client: a Source over an
@@ -271,13 +272,13 @@ func TestAuth(t *testing.T) {
 
 	// Authenticating costs the server a bcrypt comparison (seconds under -race).
 	slow := datasource.WithReadTimeout(30 * time.Second)
-	rig := newRig(t, good, key, slow)
-	rig.waitCount(t, "a", 5)
-	w := datasource.NewWritable(etcd.New(good, key), flowCodec(), datasource.WaitApplied(rig.ds, 10*time.Second))
-	require.NoError(t, w.Update(ctx, setCount("a", 6)))
-	rig.waitCount(t, "a", 6)
+	rig := flowrig.Start(t, etcd.New(good, key), slow)
+	rig.WaitCount(t, "a", 5)
+	w := datasource.NewWritable(etcd.New(good, key), converter.FlowRules(), datasource.WaitApplied(rig.DS, 10*time.Second))
+	require.NoError(t, w.Update(ctx, flowrig.SetCount("a", 6)))
+	rig.WaitCount(t, "a", 6)
 
-	bad := datasource.NewReadable(etcd.New(wrong, key), flowCodec(), slow, datasource.WithBackoff(50*time.Millisecond, time.Second))
+	bad := datasource.NewReadable(etcd.New(wrong, key), converter.FlowRules(), slow, datasource.WithBackoff(50*time.Millisecond, time.Second))
 	t.Cleanup(func() { _ = bad.Close() })
 	err = bad.Start(ctx)
 	require.ErrorIs(t, err, rpctypes.ErrAuthFailed)
@@ -291,7 +292,7 @@ func TestAuth(t *testing.T) {
 	// Outside a role's permission: a clear error too.
 	_, err = admin.Put(ctx, "/elsewhere", "x") // admin has no token: refused
 	require.Error(t, err)
-	other := datasource.NewReadable(etcd.New(good, "/elsewhere/flow"), flowCodec(), slow)
+	other := datasource.NewReadable(etcd.New(good, "/elsewhere/flow"), converter.FlowRules(), slow)
 	t.Cleanup(func() { _ = other.Close() })
 	err = other.Start(ctx)
 	require.ErrorIs(t, err, rpctypes.ErrPermissionDenied)
@@ -312,19 +313,19 @@ func TestNamespace(t *testing.T) {
 	tenant.KV = namespace.NewKV(tenant.KV, "/tenant-a")
 	tenant.Watcher = namespace.NewWatcher(tenant.Watcher, "/tenant-a")
 
-	_, err := raw.Put(ctx, "/tenant-a/flow", flowDoc("a", 1))
+	_, err := raw.Put(ctx, "/tenant-a/flow", flowrig.Doc("a", 1))
 	require.NoError(t, err)
-	_, err = raw.Put(ctx, "/flow", flowDoc("a", 99)) // outside the namespace
+	_, err = raw.Put(ctx, "/flow", flowrig.Doc("a", 99)) // outside the namespace
 	require.NoError(t, err)
-	rig := newRig(t, tenant, "/flow")
-	rig.waitCount(t, "a", 1)
-	_, err = raw.Put(ctx, "/tenant-a/flow", flowDoc("a", 2))
+	rig := flowrig.Start(t, etcd.New(tenant, "/flow"))
+	rig.WaitCount(t, "a", 1)
+	_, err = raw.Put(ctx, "/tenant-a/flow", flowrig.Doc("a", 2))
 	require.NoError(t, err)
-	rig.waitCount(t, "a", 2)
+	rig.WaitCount(t, "a", 2)
 
-	w := datasource.NewWritable(etcd.New(tenant, "/flow"), flowCodec(), datasource.WaitApplied(rig.ds, 10*time.Second))
-	require.NoError(t, w.Update(ctx, setCount("a", 3)))
-	assert.Equal(t, float64(3), rig.count("a"))
+	w := datasource.NewWritable(etcd.New(tenant, "/flow"), converter.FlowRules(), datasource.WaitApplied(rig.DS, 10*time.Second))
+	require.NoError(t, w.Update(ctx, flowrig.SetCount("a", 3)))
+	assert.Equal(t, float64(3), rig.Count("a"))
 	resp, err := raw.Get(ctx, "/tenant-a/flow")
 	require.NoError(t, err)
 	assert.Contains(t, string(resp.Kvs[0].Value), `"count":3`)
@@ -341,29 +342,23 @@ func TestWithNamespace(t *testing.T) {
 	raw := newClient(t, srv.Addr())
 	cli := newClient(t, srv.Addr())
 
-	_, err := raw.Put(ctx, "/tenant-b/flow", flowDoc("a", 1))
+	_, err := raw.Put(ctx, "/tenant-b/flow", flowrig.Doc("a", 1))
 	require.NoError(t, err)
-	_, err = raw.Put(ctx, "/flow", flowDoc("a", 99)) // outside the namespace
+	_, err = raw.Put(ctx, "/flow", flowrig.Doc("a", 99)) // outside the namespace
 	require.NoError(t, err)
 	src := etcd.New(cli, "/flow", etcd.WithNamespace("/tenant-b"))
 	assert.Equal(t, "etcd://"+srv.Addr()+"//tenant-b/flow", src.String())
 	assert.NotEqual(t, etcd.New(cli, "/flow").String(), src.String())
 
-	e := core.NewEngine()
-	t.Cleanup(func() { _ = e.Close() })
-	ds := datasource.NewReadable(src, flowCodec(), datasource.WithBackoff(50*time.Millisecond, time.Second))
-	e.Flow().Register(ds.Property())
-	t.Cleanup(func() { _ = ds.Close() })
-	require.NoError(t, ds.Start(ctx))
-	tenant := &rig{engine: e, ds: ds}
-	tenant.waitCount(t, "a", 1)
-	_, err = raw.Put(ctx, "/tenant-b/flow", flowDoc("a", 2))
+	tenant := flowrig.Start(t, src)
+	tenant.WaitCount(t, "a", 1)
+	_, err = raw.Put(ctx, "/tenant-b/flow", flowrig.Doc("a", 2))
 	require.NoError(t, err)
-	tenant.waitCount(t, "a", 2) // watched under the prefix
+	tenant.WaitCount(t, "a", 2) // watched under the prefix
 
-	w := datasource.NewWritable(etcd.New(cli, "/flow", etcd.WithNamespace("/tenant-b")), flowCodec(),
-		datasource.WaitApplied(ds, 10*time.Second))
-	require.NoError(t, w.Update(ctx, setCount("a", 3)))
+	w := datasource.NewWritable(etcd.New(cli, "/flow", etcd.WithNamespace("/tenant-b")), converter.FlowRules(),
+		datasource.WaitApplied(tenant.DS, 10*time.Second))
+	require.NoError(t, w.Update(ctx, flowrig.SetCount("a", 3)))
 	resp, err := raw.Get(ctx, "/tenant-b/flow")
 	require.NoError(t, err)
 	assert.Contains(t, string(resp.Kvs[0].Value), `"count":3`)

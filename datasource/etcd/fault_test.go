@@ -16,6 +16,7 @@ import (
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/etcd"
+	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
 )
 
 // The server is killed and started again while the datasource runs; a
@@ -27,23 +28,30 @@ func TestServerRestart(t *testing.T) {
 	cli := newClient(t, srv.Addr())
 	writer := newClient(t, srv.Addr())
 	const key = "/bulwark/order-service/test/flow"
-	_, err := writer.Put(ctx, key, flowDoc("a", 1))
+	_, err := writer.Put(ctx, key, flowrig.Doc("a", 1))
 	require.NoError(t, err)
-	rig := newRig(t, cli, key)
-	rig.waitCount(t, "a", 1)
+	rig := flowrig.Start(t, etcd.New(cli, key))
+	rig.WaitCount(t, "a", 1)
+	probe := etcd.New(cli, key) // reads through the rig's client
+	readFails := func() bool {
+		ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancel()
+		_, err := probe.Read(ctx)
+		return err != nil
+	}
 
 	for round := 2; round <= 3; round++ {
 		require.NoError(t, srv.Stop(ctx))
-		time.Sleep(500 * time.Millisecond)
-		assert.Equal(t, float64(round-1), rig.count("a"), "an unreachable source never changes the rules")
+		require.Eventually(t, readFails, flowrig.Timeout, 10*time.Millisecond, "reads through the client fail once the server is down")
+		assert.Equal(t, float64(round-1), rig.Count("a"), "an unreachable source never changes the rules")
 		require.NoError(t, srv.Start(ctx))
 		began := time.Now()
-		_, err = writer.Put(ctx, key, flowDoc("a", round))
+		_, err = writer.Put(ctx, key, flowrig.Doc("a", round))
 		require.NoError(t, err)
-		rig.waitCount(t, "a", float64(round))
+		rig.WaitCount(t, "a", float64(round))
 		t.Logf("round %d: applied %v after the write that followed the restart", round, time.Since(began))
 	}
-	st := rig.ds.Status()
+	st := rig.DS.Status()
 	assert.NoError(t, st.Err)
 	assert.Zero(t, st.Failures)
 }
@@ -57,30 +65,30 @@ func TestServerPause(t *testing.T) {
 	cli := newClient(t, srv.Addr())
 	writer := newClient(t, srv.Addr())
 	const key = "/bulwark/order-service/test/flow"
-	_, err := writer.Put(ctx, key, flowDoc("a", 1))
+	_, err := writer.Put(ctx, key, flowrig.Doc("a", 1))
 	require.NoError(t, err)
 	// A reconcile read every 500 ms is what notices a frozen server (its
 	// watch stays silent); each read gives up after 1 s.
-	rig := newRig(t, cli, key,
+	rig := flowrig.Start(t, etcd.New(cli, key),
 		datasource.WithReconcileInterval(500*time.Millisecond),
 		datasource.WithReadTimeout(time.Second))
-	rig.waitCount(t, "a", 1)
+	rig.WaitCount(t, "a", 1)
 
 	require.NoError(t, srv.Pause(ctx))
 	paused := time.Now()
 	var wg sync.WaitGroup
 	var putErr error
 	wg.Go(func() { // blocks until the server answers again
-		_, putErr = writer.Put(ctx, key, flowDoc("a", 2))
+		_, putErr = writer.Put(ctx, key, flowrig.Doc("a", 2))
 	})
-	require.Eventually(t, func() bool { st := rig.ds.Status(); return st.Err != nil && st.Failures >= 1 },
+	require.Eventually(t, func() bool { st := rig.DS.Status(); return st.Err != nil && st.Failures >= 1 },
 		15*time.Second, 10*time.Millisecond, "Status shows the outage")
-	outage := rig.ds.Status()
+	outage := rig.DS.Status()
 	t.Logf("during the pause: err=%v failures=%d", outage.Err, outage.Failures)
 	assert.ErrorIs(t, outage.Err, context.DeadlineExceeded)
-	time.Sleep(10*time.Second - time.Since(paused))
-	assert.Equal(t, float64(1), rig.count("a"), "the rules stay while the server is away")
-	during := rig.ds.Status()
+	time.Sleep(10*time.Second - time.Since(paused)) // the fault itself: the server stays frozen for 10 s
+	assert.Equal(t, float64(1), rig.Count("a"), "the rules stay while the server is away")
+	during := rig.DS.Status()
 	assert.GreaterOrEqual(t, during.Failures, 2, "reads kept failing")
 
 	// Taken before Resume: once unpaused the server may answer, and the
@@ -89,17 +97,17 @@ func TestServerPause(t *testing.T) {
 	require.NoError(t, srv.Resume(ctx))
 	wg.Wait()
 	require.NoError(t, putErr, "the write sent during the pause")
-	rig.waitCount(t, "a", 2)
+	rig.WaitCount(t, "a", 2)
 	t.Logf("applied %v after resume", time.Since(resumed))
-	require.Eventually(t, func() bool { st := rig.ds.Status(); return st.Err == nil && st.Failures == 0 },
+	require.Eventually(t, func() bool { st := rig.DS.Status(); return st.Err == nil && st.Failures == 0 },
 		15*time.Second, 10*time.Millisecond, "Status recovers")
-	st := rig.ds.Status()
+	st := rig.DS.Status()
 	assert.True(t, st.AppliedAt.After(resumed) || st.AppliedAt.Equal(resumed))
 
 	// Nothing lost: the next write arrives too.
-	_, err = writer.Put(ctx, key, flowDoc("a", 3))
+	_, err = writer.Put(ctx, key, flowrig.Doc("a", 3))
 	require.NoError(t, err)
-	rig.waitCount(t, "a", 3)
+	rig.WaitCount(t, "a", 3)
 }
 
 // Deleting the key clears the rules; WithKeepOnMissing keeps them.
@@ -116,21 +124,21 @@ func TestDelete(t *testing.T) {
 			if keep {
 				opts = append(opts, datasource.WithKeepOnMissing())
 			}
-			rig := newRig(t, newClient(t, srv.Addr()), key, opts...)
-			rig.waitCount(t, "b", 7)
+			rig := flowrig.Start(t, etcd.New(newClient(t, srv.Addr()), key), opts...)
+			rig.WaitCount(t, "b", 7)
 			_, err = writer.Delete(ctx, key)
 			require.NoError(t, err)
-			require.Eventually(t, func() bool { return rig.ds.Status().Missing }, 10*time.Second, 2*time.Millisecond)
+			require.Eventually(t, func() bool { return rig.DS.Status().Missing }, 10*time.Second, 2*time.Millisecond)
 			if keep {
-				assert.Len(t, rig.engine.Flow().Rules(), 2, "kept")
+				assert.Len(t, rig.Engine.Flow().Rules(), 2, "kept")
 			} else {
-				rig.waitNoRules(t)
+				rig.WaitNoRules(t)
 			}
-			assert.NoError(t, rig.ds.Status().Err)
-			_, err = writer.Put(ctx, key, flowDoc("a", 9))
+			assert.NoError(t, rig.DS.Status().Err)
+			_, err = writer.Put(ctx, key, flowrig.Doc("a", 9))
 			require.NoError(t, err)
-			rig.waitCount(t, "a", 9)
-			assert.Len(t, rig.engine.Flow().Rules(), 1)
+			rig.WaitCount(t, "a", 9)
+			assert.Len(t, rig.Engine.Flow().Rules(), 1)
 		})
 	}
 }
@@ -142,11 +150,11 @@ func TestInvalidDocument(t *testing.T) {
 	ctx := testCtx(t)
 	writer := newClient(t, srv.Addr())
 	const key = "/bulwark/order-service/test/flow"
-	_, err := writer.Put(ctx, key, flowDoc("a", 5))
+	_, err := writer.Put(ctx, key, flowrig.Doc("a", 5))
 	require.NoError(t, err)
-	rig := newRig(t, newClient(t, srv.Addr()), key)
-	rig.waitCount(t, "a", 5)
-	good := rig.ds.Status().Revision
+	rig := flowrig.Start(t, etcd.New(newClient(t, srv.Addr()), key))
+	rig.WaitCount(t, "a", 5)
+	good := rig.DS.Status().Revision
 
 	for _, bad := range []struct{ doc, says string }{
 		{`[{"resource":"a","count":-1}]`, "count"},          // fails validation
@@ -157,19 +165,19 @@ func TestInvalidDocument(t *testing.T) {
 		require.NoError(t, err)
 		rev := fmt.Sprint(resp.Header.Revision)
 		require.Eventually(t, func() bool {
-			err := rig.ds.Status().Err
+			err := rig.DS.Status().Err
 			return err != nil && containsAll(err.Error(), rev, bad.says)
-		}, 10*time.Second, 2*time.Millisecond, "Status names the rejected revision %s: %+v", rev, rig.ds.Status())
-		st := rig.ds.Status()
+		}, 10*time.Second, 2*time.Millisecond, "Status names the rejected revision %s: %+v", rev, rig.DS.Status())
+		st := rig.DS.Status()
 		t.Logf("%s -> %v", bad.doc, st.Err)
 		assert.Equal(t, good, st.Revision, "Status.Revision stays the applied one")
 		assert.GreaterOrEqual(t, st.Failures, 1)
-		assert.Equal(t, float64(5), rig.count("a"), "the last good rules stay")
+		assert.Equal(t, float64(5), rig.Count("a"), "the last good rules stay")
 	}
-	_, err = writer.Put(ctx, key, flowDoc("a", 6))
+	_, err = writer.Put(ctx, key, flowrig.Doc("a", 6))
 	require.NoError(t, err)
-	rig.waitCount(t, "a", 6)
-	require.Eventually(t, func() bool { return rig.ds.Status().Err == nil }, 10*time.Second, 2*time.Millisecond)
+	rig.WaitCount(t, "a", 6)
+	require.Eventually(t, func() bool { return rig.DS.Status().Err == nil }, 10*time.Second, 2*time.Millisecond)
 }
 
 // Two engines (two clients) on one key end with identical rules after a
@@ -179,20 +187,20 @@ func TestTwoEngines(t *testing.T) {
 	ctx := testCtx(t)
 	writer := newClient(t, srv.Addr())
 	const key = "/bulwark/order-service/test/flow"
-	_, err := writer.Put(ctx, key, flowDoc("a", 1))
+	_, err := writer.Put(ctx, key, flowrig.Doc("a", 1))
 	require.NoError(t, err)
-	r1 := newRig(t, newClient(t, srv.Addr()), key)
-	r2 := newRig(t, newClient(t, srv.Addr()), key)
+	r1 := flowrig.Start(t, etcd.New(newClient(t, srv.Addr()), key))
+	r2 := flowrig.Start(t, etcd.New(newClient(t, srv.Addr()), key))
 	for i := range 50 {
 		doc := fmt.Sprintf(`[{"resource":"a","count":%d},{"resource":"r%d","count":%d,"grade":0}]`, i+2, i%5, i)
 		_, err := writer.Put(ctx, key, doc)
 		require.NoError(t, err)
 	}
-	r1.waitCount(t, "a", 51)
-	r2.waitCount(t, "a", 51)
-	assert.Equal(t, r1.engine.Flow().Rules(), r2.engine.Flow().Rules())
+	r1.WaitCount(t, "a", 51)
+	r2.WaitCount(t, "a", 51)
+	assert.Equal(t, r1.Engine.Flow().Rules(), r2.Engine.Flow().Rules())
 	// Status is updated just after the rules swap: wait for both to catch up.
-	require.Eventually(t, func() bool { return r1.ds.Status().Revision == r2.ds.Status().Revision },
+	require.Eventually(t, func() bool { return r1.DS.Status().Revision == r2.DS.Status().Revision },
 		10*time.Second, 10*time.Millisecond, "both datasources report the same revision")
 }
 
@@ -203,9 +211,9 @@ func TestTwoWriters(t *testing.T) {
 	ctx := testCtx(t)
 	const key = "/bulwark/order-service/test/flow"
 	seed := newClient(t, srv.Addr())
-	_, err := seed.Put(ctx, key, flowDoc("a", 1))
+	_, err := seed.Put(ctx, key, flowrig.Doc("a", 1))
 	require.NoError(t, err)
-	rig := newRig(t, newClient(t, srv.Addr()), key)
+	rig := flowrig.Start(t, etcd.New(newClient(t, srv.Addr()), key))
 
 	w1 := datasource.NewWritable(etcd.New(newClient(t, srv.Addr()), key), converter.FlowRules())
 	w2 := datasource.NewWritable(etcd.New(newClient(t, srv.Addr()), key), converter.FlowRules())
@@ -214,8 +222,8 @@ func TestTwoWriters(t *testing.T) {
 	base2, rev2, err := w2.Read(ctx)
 	require.NoError(t, err)
 
-	one, _ := setCount("a", 10)(base1)
-	two, _ := setCount("a", 20)(base2)
+	one, _ := flowrig.SetCount("a", 10)(base1)
+	two, _ := flowrig.SetCount("a", 20)(base2)
 	var wg sync.WaitGroup
 	var err1, err2 error
 	wg.Go(func() { err1 = w1.Write(ctx, one, rev1) })
@@ -229,7 +237,7 @@ func TestTwoWriters(t *testing.T) {
 	}
 	require.ErrorIs(t, lost, datasource.ErrConflict)
 	t.Logf("the loser: %v", lost)
-	rig.waitCount(t, "a", want)
+	rig.WaitCount(t, "a", want)
 
 	// Updates from both writers, concurrently: every one lands.
 	const each = 10
@@ -237,7 +245,7 @@ func TestTwoWriters(t *testing.T) {
 	for i, w := range []*datasource.Writable[[]flow.Rule]{w1, w2} {
 		wg.Go(func() {
 			for j := range each {
-				errs <- w.Update(ctx, setCount(fmt.Sprintf("w%d-%d", i, j), float64(j+1)))
+				errs <- w.Update(ctx, flowrig.SetCount(fmt.Sprintf("w%d-%d", i, j), float64(j+1)))
 			}
 		})
 	}
@@ -246,10 +254,10 @@ func TestTwoWriters(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	rig.waitCount(t, "w0-9", 10)
-	rig.waitCount(t, "w1-9", 10)
-	require.Eventually(t, func() bool { return len(rig.engine.Flow().Rules()) == 1+2*each }, 10*time.Second, 2*time.Millisecond)
-	assert.Equal(t, want, rig.count("a"), "the first winner's edit is kept")
+	rig.WaitCount(t, "w0-9", 10)
+	rig.WaitCount(t, "w1-9", 10)
+	require.Eventually(t, func() bool { return len(rig.Engine.Flow().Rules()) == 1+2*each }, 10*time.Second, 2*time.Millisecond)
+	assert.Equal(t, want, rig.Count("a"), "the first winner's edit is kept")
 }
 
 func containsAll(s string, parts ...string) bool {

@@ -1,19 +1,14 @@
 package file_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/bulwark-go/bulwark/converter"
-	"github.com/bulwark-go/bulwark/core"
-	"github.com/bulwark-go/bulwark/core/flow"
-	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/file"
+	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
 )
 
 // BenchmarkPropagation measures one update of a flow-rule file, from the
@@ -36,44 +31,9 @@ func BenchmarkPropagation(b *testing.B) {
 		}
 	}
 	save(1)
-
-	engine := core.NewEngine()
-	defer engine.Close()
-	applied := make(chan float64, 16)
-	cancel := engine.Flow().OnChange(func(c core.RuleChange[flow.Rule]) {
-		for _, r := range c.New {
-			if r.Resource == "GET /orders" {
-				applied <- r.Count
-			}
-		}
-	})
-	defer cancel()
-	ds := datasource.NewReadable(file.New(path), converter.FlowRules())
-	engine.Flow().Register(ds.Property())
-	if err := ds.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	defer ds.Close()
-	<-applied
-
-	lat := make([]time.Duration, 0, b.N)
-	timeout := time.NewTimer(time.Hour)
-	defer timeout.Stop()
-	i := 1
-	for b.Loop() {
-		i++
-		start := time.Now()
-		save(i)
-		timeout.Reset(10 * time.Second)
-		for got := 0.0; got != float64(i); {
-			select {
-			case got = <-applied:
-			case <-timeout.C:
-				b.Fatalf("update %d not applied within 10s; status %+v", i, ds.Status())
-			}
-		}
-		lat = append(lat, time.Since(start))
-	}
+	rig := flowrig.Start(b, file.New(path))
+	b.ResetTimer()
+	lat := rig.Propagation(b, "GET /orders", b.N, save)
 	b.StopTimer()
 	datasourcetest.Summarize(lat).Report(b)
 }

@@ -23,10 +23,8 @@ import (
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bulwark-go/bulwark/converter"
-	"github.com/bulwark-go/bulwark/core"
-	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
 	"github.com/bulwark-go/bulwark/datasource/nacos"
 	"github.com/bulwark-go/bulwark/integration"
 )
@@ -249,54 +247,16 @@ const sdkReconnectRace = "nacos-sdk-go v2.3.2 has a data race when its gRPC clie
 	"nacos-group/nacos-sdk-go issues 741 and 905, not fixed upstream), which fails any test under -race " +
 	"in which a client reconnects; run this test without -race"
 
-// ---- a real engine whose flow rules follow one config ----
-
-type rig struct {
-	engine *core.Engine
-	ds     *datasource.Readable[[]flow.Rule]
-}
-
-func newRig(t *testing.T, src *nacos.Source, opts ...datasource.Option) *rig {
+// newRig starts a flowrig.Rig over src with the timings a Nacos Source
+// needs: reads bounded by 5 s and the recommended reconcile interval.
+func newRig(t *testing.T, src *nacos.Source, opts ...datasource.Option) *flowrig.Rig {
 	t.Helper()
-	e := core.NewEngine()
-	all := append([]datasource.Option{
-		datasource.WithName(t.Name()),
-		datasource.WithBackoff(50*time.Millisecond, time.Second),
+	return flowrig.Start(t, src, append([]datasource.Option{
 		datasource.WithReadTimeout(5 * time.Second),
 		datasource.WithReconcileInterval(nacos.ReconcileInterval),
-	}, opts...)
-	ds := datasource.NewReadable(src, converter.FlowRules(), all...)
-	e.Flow().Register(ds.Property())
-	t.Cleanup(func() {
-		require.NoError(t, ds.Close())
-		require.NoError(t, e.Close())
-	})
-	require.NoError(t, ds.Start(testCtx(t)))
-	return &rig{engine: e, ds: ds}
+	}, opts...)...)
 }
-
-// count returns the threshold of resource's flow rule, or -1.
-func (r *rig) count(resource string) float64 {
-	for _, rule := range r.engine.Flow().Rules() {
-		if rule.Resource == resource {
-			return rule.Count
-		}
-	}
-	return -1
-}
-
-func (r *rig) waitCount(t *testing.T, resource string, want float64) {
-	t.Helper()
-	require.Eventually(t, func() bool { return r.count(resource) == want }, 40*time.Second, 5*time.Millisecond,
-		"rule %s count %v; have %v; status %+v", resource, want, r.engine.Flow().Rules(), r.ds.Status())
-}
-
-func flowCodec() converter.Codec[[]flow.Rule] { return converter.FlowRules() }
 
 func publishParam(dataID, group, content string) vo.ConfigParam {
 	return vo.ConfigParam{DataId: dataID, Group: group, Content: content, Type: "json"}
-}
-
-func flowDoc(resource string, count int) string {
-	return fmt.Sprintf(`[{"resource":%q,"count":%d}]`, resource, count)
 }

@@ -1,15 +1,13 @@
 package nacos_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bulwark-go/bulwark/core"
-	"github.com/bulwark-go/bulwark/core/flow"
-	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/nacos"
 	"github.com/bulwark-go/bulwark/integration"
@@ -31,64 +29,51 @@ func TestPropagationLatency(t *testing.T) {
 		return fmt.Sprintf(`[{"resource":"GET /orders","count":%d},{"resource":"POST /orders","count":10}]`, count)
 	}
 	require.NoError(t, w.put(ctx, doc(1)))
-
-	engine := core.NewEngine()
-	t.Cleanup(func() { _ = engine.Close() })
-	applied := make(chan float64, 64)
-	cancel := engine.Flow().OnChange(func(c core.RuleChange[flow.Rule]) {
-		for _, r := range c.New {
-			if r.Resource == "GET /orders" {
-				select {
-				case applied <- r.Count:
-				default:
-				}
-			}
-		}
-	})
-	t.Cleanup(cancel)
-	ds := datasource.NewReadable(nacos.New(newClient(t, srv.Addr(), ""), dataID, group), flowCodec(),
-		datasource.WithReconcileInterval(nacos.ReconcileInterval))
-	engine.Flow().Register(ds.Property())
-	require.NoError(t, ds.Start(ctx))
-	t.Cleanup(func() { _ = ds.Close() })
-	<-applied
-	require.Eventually(t, func() bool { return ds.Status().Watching }, 10*time.Second, time.Millisecond)
-	time.Sleep(7 * time.Second) // the SDK arms the listener on its next 5 s pass
+	rig := newRig(t, nacos.New(newClient(t, srv.Addr(), ""), dataID, group))
+	rig.WaitWatching(t)
+	// The SDK arms a listener on its next pass (every 5 s): a first update,
+	// not measured, is in force once the watch is armed (through the push,
+	// or through the read that Watch makes once the listener is armed).
+	const armed = 1000
+	require.NoError(t, w.put(ctx, doc(armed)))
+	rig.WaitCount(t, "GET /orders", armed)
 
 	// Alongside, how long the server itself takes to serve each publish
 	// (polled over HTTP every 10 ms): PolarisMesh refreshes its config cache
 	// once a second, which bounds what any client can do.
 	const n = 50
-	lat := make([]time.Duration, 0, n)
-	visible := make([]time.Duration, 0, n)
-	for i := 2; i < n+2; i++ {
+	visible := make(chan time.Duration, n)
+	lat := rig.Propagation(t, "GET /orders", n, func(i int) {
 		start := time.Now()
 		ok, err := w.cli.PublishConfig(publishParam(dataID, group, doc(i)))
 		require.NoError(t, err)
 		require.True(t, ok)
-		seen := make(chan time.Duration, 1)
-		go func() {
-			for time.Since(start) < 30*time.Second {
-				if got, err := w.get(ctx); err == nil && got == doc(i) {
-					seen <- time.Since(start)
-					return
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			seen <- -1
-		}()
-		for got := 0.0; got != float64(i); {
-			select {
-			case got = <-applied:
-			case <-time.After(30 * time.Second):
-				t.Fatalf("update %d not applied within 30s; status %+v", i, ds.Status())
-			}
-		}
-		lat = append(lat, time.Since(start))
-		visible = append(visible, <-seen)
+		go func() { visible <- served(ctx, w, doc(i), start) }()
+	})
+	shown := make([]time.Duration, 0, n)
+	for range n {
+		shown = append(shown, <-visible)
 	}
 	t.Logf("nacos (%s mode) publish -> rule active over %d updates: %v",
 		srv.Mode(), n, datasourcetest.Summarize(lat).Round(time.Millisecond))
 	t.Logf("nacos (%s mode) publish -> readable over HTTP (the server alone): %v",
-		srv.Mode(), datasourcetest.Summarize(visible).Round(time.Millisecond))
+		srv.Mode(), datasourcetest.Summarize(shown).Round(time.Millisecond))
+}
+
+// served polls the config over HTTP every 10 ms until it reads want and
+// returns the time since start, or -1 after 30 s.
+func served(ctx context.Context, w writer, want string, start time.Time) time.Duration {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for time.Since(start) < 30*time.Second {
+		if got, err := w.get(ctx); err == nil && got == want {
+			return time.Since(start)
+		}
+		select {
+		case <-ctx.Done():
+			return -1
+		case <-tick.C:
+		}
+	}
+	return -1
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
 	"github.com/bulwark-go/bulwark/datasource/nacos"
 	"github.com/bulwark-go/bulwark/integration"
 )
@@ -29,7 +30,7 @@ func TestNamespacesAndGroups(t *testing.T) {
 	dataID := uniqueID("order-service-flow-rules")
 	type place struct{ ns, group string }
 	places := []place{{"bulwark-a", "SENTINEL_GROUP"}, {"bulwark-b", "SENTINEL_GROUP"}, {"bulwark-a", "OTHER_GROUP"}, {"", "SENTINEL_GROUP"}}
-	rigs := make([]*rig, len(places))
+	rigs := make([]*flowrig.Rig, len(places))
 	writers := make([]writer, len(places))
 	clients := map[string]config_client.IConfigClient{}
 	for i, p := range places {
@@ -40,17 +41,17 @@ func TestNamespacesAndGroups(t *testing.T) {
 		rigs[i] = newRig(t, nacos.New(clients[p.ns], dataID, p.group))
 	}
 	for i := range places {
-		require.NoError(t, writers[i].put(ctx, flowDoc("GET /orders", 10+i)))
+		require.NoError(t, writers[i].put(ctx, flowrig.Doc("GET /orders", 10+i)))
 	}
 	for i, p := range places {
-		rigs[i].waitCount(t, "GET /orders", float64(10+i))
-		t.Logf("namespace %q group %s: count %v", p.ns, p.group, rigs[i].count("GET /orders"))
+		rigs[i].WaitCount(t, "GET /orders", float64(10+i))
+		t.Logf("namespace %q group %s: count %v", p.ns, p.group, rigs[i].Count("GET /orders"))
 	}
 	// A delete in one place leaves the others.
 	require.NoError(t, writers[0].del(ctx))
-	require.Eventually(t, func() bool { return len(rigs[0].engine.Flow().Rules()) == 0 }, 40*time.Second, 5*time.Millisecond)
+	rigs[0].WaitNoRules(t)
 	for i := 1; i < len(places); i++ {
-		assert.Equal(t, float64(10+i), rigs[i].count("GET /orders"), "place %d", i)
+		assert.Equal(t, float64(10+i), rigs[i].Count("GET /orders"), "place %d", i)
 	}
 }
 
@@ -63,21 +64,20 @@ func TestSharedListener(t *testing.T) {
 	dataID := uniqueID("bulwark-shared")
 	const group = "SENTINEL_GROUP"
 	w := newWriter(t, srv.Addr(), "", dataID, group)
-	require.NoError(t, w.put(ctx, flowDoc("r", 1)))
+	require.NoError(t, w.put(ctx, flowrig.Doc("r", 1)))
 	cli := newClient(t, srv.Addr(), "")
 	// Pushes only: no reconcile.
 	a := newRig(t, nacos.New(cli, dataID, group), datasource.WithReconcileInterval(0))
 	b := newRig(t, nacos.New(cli, dataID, group), datasource.WithReconcileInterval(0))
-	for _, r := range []*rig{a, b} {
-		require.Eventually(t, func() bool { return r.ds.Status().Watching }, 10*time.Second, 5*time.Millisecond)
-	}
-	require.NoError(t, w.put(ctx, flowDoc("r", 2)))
-	a.waitCount(t, "r", 2)
-	b.waitCount(t, "r", 2)
-	require.NoError(t, a.ds.Close())
-	require.NoError(t, w.put(ctx, flowDoc("r", 3)))
-	b.waitCount(t, "r", 3)
-	assert.Equal(t, float64(2), a.count("r"), "a closed Readable applies nothing")
+	a.WaitWatching(t)
+	b.WaitWatching(t)
+	require.NoError(t, w.put(ctx, flowrig.Doc("r", 2)))
+	a.WaitCount(t, "r", 2)
+	b.WaitCount(t, "r", 2)
+	require.NoError(t, a.DS.Close())
+	require.NoError(t, w.put(ctx, flowrig.Doc("r", 3)))
+	b.WaitCount(t, "r", 3)
+	assert.Equal(t, float64(2), a.Count("r"), "a closed Readable applies nothing")
 }
 
 // TestServerRestart: the server is killed and started again while a
@@ -91,27 +91,27 @@ func TestServerRestart(t *testing.T) {
 	dataID := uniqueID("bulwark-restart")
 	const group = "SENTINEL_GROUP"
 	w := newWriter(t, srv.Addr(), "", dataID, group)
-	require.NoError(t, w.put(ctx, flowDoc("GET /orders", 5)))
-	time.Sleep(time.Second) // let the write reach the store, not just the server's cache
+	// put returns once a read shows the write; the server's cache is filled
+	// from its store, so the document is stored and outlives the restart.
+	require.NoError(t, w.put(ctx, flowrig.Doc("GET /orders", 5)))
 	r := newRig(t, nacos.New(newClient(t, srv.Addr(), ""), dataID, group))
-	r.waitCount(t, "GET /orders", 5)
+	r.WaitCount(t, "GET /orders", 5)
 
 	require.NoError(t, srv.Stop(ctx))
 	// While the server is away the rules stay; a reconcile read fails and Status says so.
-	require.Eventually(t, func() bool { return r.ds.Status().Err != nil }, 30*time.Second, 10*time.Millisecond,
-		"a read error while the server is down")
-	assert.Equal(t, float64(5), r.count("GET /orders"), "an unreachable source never changes the rules")
-	t.Logf("status while down: %v", r.ds.Status().Err)
+	r.WaitStatus(t, "a read error while the server is down", func(st datasource.Status) bool { return st.Err != nil })
+	assert.Equal(t, float64(5), r.Count("GET /orders"), "an unreachable source never changes the rules")
+	t.Logf("status while down: %v", r.DS.Status().Err)
 
 	start := time.Now()
 	require.NoError(t, srv.Start(ctx))
-	require.NoError(t, w.put(ctx, flowDoc("GET /orders", 6)))
-	r.waitCount(t, "GET /orders", 6)
+	require.NoError(t, w.put(ctx, flowrig.Doc("GET /orders", 6)))
+	r.WaitCount(t, "GET /orders", 6)
 	t.Logf("new document applied %v after Start returned", time.Since(start).Round(time.Millisecond))
-	require.Eventually(t, func() bool { st := r.ds.Status(); return st.Err == nil && st.Failures == 0 }, 30*time.Second, 10*time.Millisecond)
+	r.WaitStatus(t, "the recovery", func(st datasource.Status) bool { return st.Err == nil && st.Failures == 0 })
 	// And pushes work again.
-	require.NoError(t, w.put(ctx, flowDoc("GET /orders", 7)))
-	r.waitCount(t, "GET /orders", 7)
+	require.NoError(t, w.put(ctx, flowrig.Doc("GET /orders", 7)))
+	r.WaitCount(t, "GET /orders", 7)
 }
 
 // TestJavaDocument: a document as Sentinel's dashboard (a Java client)
@@ -126,18 +126,18 @@ func TestJavaDocument(t *testing.T) {
 		`"resource":"GET /orders","limitApp":"default","grade":1,"count":20,"strategy":0,"controlBehavior":0,"clusterMode":false}]`
 	w := newWriter(t, srv.Addr(), "", dataID, group)
 	r := newRig(t, nacos.New(newClient(t, srv.Addr(), ""), dataID, group))
-	assert.Empty(t, r.engine.Flow().Rules())
+	assert.Empty(t, r.Engine.Flow().Rules())
 	require.NoError(t, w.put(ctx, doc))
-	r.waitCount(t, "GET /orders", 20)
-	rules := r.engine.Flow().Rules()
+	r.WaitCount(t, "GET /orders", 20)
+	rules := r.Engine.Flow().Rules()
 	require.Len(t, rules, 1)
 	assert.Equal(t, "default", rules[0].LimitApp)
 	assert.Equal(t, flow.GradeQPS, rules[0].Grade)
-	assert.Equal(t, md5Hex(doc), r.ds.Status().Revision, "the revision is Nacos' md5 of the content")
+	assert.Equal(t, md5Hex(doc), r.DS.Status().Revision, "the revision is Nacos' md5 of the content")
 
 	passed, blocked := 0, 0
 	for range 40 {
-		err := r.engine.Do(ctx, "GET /orders", func(context.Context) error { return nil })
+		err := r.Engine.Do(ctx, "GET /orders", func(context.Context) error { return nil })
 		switch {
 		case err == nil:
 			passed++
@@ -166,18 +166,20 @@ func TestWriteCAS(t *testing.T) {
 	t.Run("CreateOnlyIfAbsent", func(t *testing.T) {
 		dataID := uniqueID("bulwark-cas-create")
 		src := nacos.New(cli, dataID, group)
-		snap, err := src.Write(ctx, []byte(flowDoc("a", 1)), "")
+		snap, err := src.Write(ctx, []byte(flowrig.Doc("a", 1)), "")
 		require.NoError(t, err)
-		assert.Equal(t, md5Hex(flowDoc("a", 1)), snap.Revision)
+		assert.Equal(t, md5Hex(flowrig.Doc("a", 1)), snap.Revision)
 		w := newWriter(t, srv.Addr(), "", dataID, group)
-		require.NoError(t, w.await(ctx, flowDoc("a", 1)))
-		_, err = src.Write(ctx, []byte(flowDoc("a", 2)), "")
+		require.NoError(t, w.await(ctx, flowrig.Doc("a", 1)))
+		_, err = src.Write(ctx, []byte(flowrig.Doc("a", 2)), "")
 		require.ErrorIs(t, err, datasource.ErrConflict)
 		t.Logf("create over an existing config: %v", err)
-		time.Sleep(1500 * time.Millisecond)
-		got, err := src.Read(ctx)
-		require.NoError(t, err)
-		assert.Equal(t, flowDoc("a", 1), string(got.Data), "nothing stored")
+		// Nothing stored: the server still holds the first document, as a
+		// compare-and-set against its md5 proves (the server compares with
+		// what it stores, not with what its read cache serves).
+		_, err = src.Write(ctx, []byte(flowrig.Doc("a", 3)), md5Hex(flowrig.Doc("a", 1)))
+		require.NoError(t, err, "the config still holds the first document")
+		require.NoError(t, w.await(ctx, flowrig.Doc("a", 3)))
 	})
 
 	t.Run("TwoCreatorsOneWins", func(t *testing.T) {
@@ -189,9 +191,9 @@ func TestWriteCAS(t *testing.T) {
 	t.Run("StaleRevisionConflicts", func(t *testing.T) {
 		dataID := uniqueID("bulwark-cas-stale")
 		w := newWriter(t, srv.Addr(), "", dataID, group)
-		require.NoError(t, w.put(ctx, flowDoc("a", 1)))
+		require.NoError(t, w.put(ctx, flowrig.Doc("a", 1)))
 		src := nacos.New(cli, dataID, group)
-		_, err := src.Write(ctx, []byte(flowDoc("a", 3)), md5Hex(flowDoc("a", 0)))
+		_, err := src.Write(ctx, []byte(flowrig.Doc("a", 3)), md5Hex(flowrig.Doc("a", 0)))
 		require.ErrorIs(t, err, datasource.ErrConflict)
 		t.Logf("stale revision: %v", err)
 	})
@@ -199,20 +201,20 @@ func TestWriteCAS(t *testing.T) {
 	t.Run("UpdateAtCurrentRevision", func(t *testing.T) {
 		dataID := uniqueID("bulwark-cas-update")
 		w := newWriter(t, srv.Addr(), "", dataID, group)
-		require.NoError(t, w.put(ctx, flowDoc("a", 1)))
+		require.NoError(t, w.put(ctx, flowrig.Doc("a", 1)))
 		src := nacos.New(cli, dataID, group)
 		cur, err := src.Read(ctx)
 		require.NoError(t, err)
-		snap, err := src.Write(ctx, []byte(flowDoc("a", 2)), cur.Revision)
+		snap, err := src.Write(ctx, []byte(flowrig.Doc("a", 2)), cur.Revision)
 		require.NoError(t, err)
-		assert.Equal(t, md5Hex(flowDoc("a", 2)), snap.Revision)
-		require.NoError(t, w.await(ctx, flowDoc("a", 2)))
+		assert.Equal(t, md5Hex(flowrig.Doc("a", 2)), snap.Revision)
+		require.NoError(t, w.await(ctx, flowrig.Doc("a", 2)))
 	})
 	t.Run("TwoUpdatersOneWins", func(t *testing.T) {
 		dataID := uniqueID("bulwark-cas-race-update")
 		w := newWriter(t, srv.Addr(), "", dataID, group)
-		require.NoError(t, w.put(ctx, flowDoc("a", 1)))
-		requireOneWinner(t, twoWriters(t, srv, dataID, group, md5Hex(flowDoc("a", 1))))
+		require.NoError(t, w.put(ctx, flowrig.Doc("a", 1)))
+		requireOneWinner(t, twoWriters(t, srv, dataID, group, md5Hex(flowrig.Doc("a", 1))))
 	})
 }
 
@@ -228,7 +230,7 @@ func twoWriters(t *testing.T, srv *integration.Server, dataID, group, expect str
 	errs := make([]error, len(srcs))
 	var wg sync.WaitGroup
 	for i, src := range srcs {
-		wg.Go(func() { _, errs[i] = src.Write(ctx, []byte(flowDoc("writer", i)), expect) })
+		wg.Go(func() { _, errs[i] = src.Write(ctx, []byte(flowrig.Doc("writer", i)), expect) })
 	}
 	wg.Wait()
 	return errs

@@ -7,11 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bulwark-go/bulwark/converter"
-	"github.com/bulwark-go/bulwark/core"
-	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
+	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
 	"github.com/bulwark-go/bulwark/datasource/redis"
 	"github.com/bulwark-go/bulwark/integration"
 )
@@ -25,45 +23,21 @@ func propagation(tb testing.TB, n int) ([]time.Duration, integration.Mode) {
 	ctx := testCtx(tb, 120*time.Second)
 	key, channel := keyFor(tb)
 	writer := newClient(tb, srv, nil)
-	doc := func(i int) string {
-		return fmt.Sprintf(`[{"resource":"GET /orders","count":%d},{"resource":"POST /orders","count":10}]`, i)
+	write := func(i int) {
+		doc := fmt.Sprintf(`[{"resource":"GET /orders","count":%d},{"resource":"POST /orders","count":10}]`, i)
+		require.NoError(tb, javaWrite(ctx, writer, key, channel, doc))
 	}
-	require.NoError(tb, javaWrite(ctx, writer, key, channel, doc(1)))
+	write(1)
+	rig := flowrig.Start(tb, redis.New(newClient(tb, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
+	rig.WaitWatching(tb)
+	// A first update, not measured: once it is in force, the subscription
+	// is confirmed and its own read of the key is done (Watch handles the
+	// confirmation, and that read, before any message).
+	const settled = 1000
+	write(settled)
+	rig.WaitCount(tb, "GET /orders", settled)
 
-	engine := core.NewEngine()
-	tb.Cleanup(func() { _ = engine.Close() })
-	applied := make(chan float64, 16)
-	cancel := engine.Flow().OnChange(func(c core.RuleChange[flow.Rule]) {
-		for _, r := range c.New {
-			if r.Resource == "GET /orders" {
-				applied <- r.Count
-			}
-		}
-	})
-	tb.Cleanup(cancel)
-	ds := datasource.NewReadable(redis.New(newClient(tb, srv, nil), key, channel), converter.FlowRules(),
-		datasource.WithReconcileInterval(time.Hour))
-	engine.Flow().Register(ds.Property())
-	tb.Cleanup(func() { _ = ds.Close() })
-	require.NoError(tb, ds.Start(ctx))
-	<-applied
-	require.Eventually(tb, func() bool { return ds.Status().Watching }, 5*time.Second, time.Millisecond)
-	time.Sleep(50 * time.Millisecond) // let the subscription's own GET settle
-
-	lat := make([]time.Duration, 0, n)
-	for i := 2; i < n+2; i++ {
-		start := time.Now()
-		require.NoError(tb, javaWrite(ctx, writer, key, channel, doc(i)))
-		for got := 0.0; got != float64(i); {
-			select {
-			case got = <-applied:
-			case <-ctx.Done():
-				tb.Fatalf("update %d not applied: %v; status %+v", i, ctx.Err(), ds.Status())
-			}
-		}
-		lat = append(lat, time.Since(start))
-	}
-	return lat, srv.Mode()
+	return rig.Propagation(tb, "GET /orders", n, write), srv.Mode()
 }
 
 // TestPropagationLatency logs p50/p99/max of 100 updates, write to rule

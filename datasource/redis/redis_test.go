@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/converter"
-	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
+	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
 	"github.com/bulwark-go/bulwark/datasource/redis"
 	"github.com/bulwark-go/bulwark/integration"
 )
@@ -70,49 +70,6 @@ func javaWrite(ctx context.Context, c goredis.UniversalClient, key, channel, doc
 		return err
 	}
 	return c.Publish(ctx, channel, doc).Err()
-}
-
-// flowDoc is a real flow-rule document: resource "a" limited to count/s.
-func flowDoc(count int) string { return fmt.Sprintf(`[{"resource":"a","count":%d}]`, count) }
-
-// flowEngine is an engine whose flow rules come from src.
-type flowEngine struct {
-	e  *core.Engine
-	ds *datasource.Readable[[]flow.Rule]
-}
-
-func startFlow(t testing.TB, ctx context.Context, src datasource.Source, opts ...datasource.Option) flowEngine {
-	t.Helper()
-	e := core.NewEngine()
-	all := append([]datasource.Option{
-		datasource.WithName(t.Name()),
-		datasource.WithBackoff(20*time.Millisecond, 500*time.Millisecond),
-		datasource.WithReadTimeout(2 * time.Second),
-	}, opts...)
-	ds := datasource.NewReadable(src, converter.FlowRules(), all...)
-	e.Flow().Register(ds.Property())
-	t.Cleanup(func() {
-		_ = ds.Close()
-		_ = e.Close()
-	})
-	require.NoError(t, ds.Start(ctx))
-	return flowEngine{e, ds}
-}
-
-// count returns the threshold of resource "a", or -1 without a rule.
-func (f flowEngine) count() float64 {
-	for _, r := range f.e.Flow().Rules() {
-		if r.Resource == "a" {
-			return r.Count
-		}
-	}
-	return -1
-}
-
-func (f flowEngine) waitCount(t testing.TB, want float64, within time.Duration) {
-	t.Helper()
-	require.Eventually(t, func() bool { return f.count() == want }, within, 2*time.Millisecond,
-		"rule a to have count %v (has %v); status %+v", want, f.count(), f.ds.Status())
 }
 
 // ---- conformance ----
@@ -178,24 +135,24 @@ func TestACLUser(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 	key, channel := keyFor(t)
 	alice := newClient(t, srv, &goredis.Options{Username: "alice", Password: "pw"})
-	require.NoError(t, javaWrite(ctx, alice, key, channel, flowDoc(1)))
+	require.NoError(t, javaWrite(ctx, alice, key, channel, flowrig.Doc("a", 1)))
 
 	src := redis.New(newClient(t, srv, &goredis.Options{Username: "alice", Password: "pw"}), key, channel,
 		redis.WithHealthCheckInterval(testHealth))
-	f := startFlow(t, ctx, src, datasource.WithReconcileInterval(time.Hour))
-	assert.Equal(t, 1.0, f.count())
-	require.Eventually(t, func() bool { return f.ds.Status().Watching }, 5*time.Second, 5*time.Millisecond)
+	f := flowrig.Start(t, src, datasource.WithReconcileInterval(time.Hour))
+	assert.Equal(t, 1.0, f.Count("a"))
+	f.WaitWatching(t)
 
 	// Pushed by another client.
-	require.NoError(t, javaWrite(ctx, alice, key, channel, flowDoc(2)))
-	f.waitCount(t, 2, 10*time.Second)
+	require.NoError(t, javaWrite(ctx, alice, key, channel, flowrig.Doc("a", 2)))
+	f.WaitCount(t, "a", 2)
 
 	// Written back through the Sink.
-	w := datasource.NewWritable(src, converter.FlowRules(), datasource.WaitApplied(f.ds, 10*time.Second))
+	w := datasource.NewWritable(src, converter.FlowRules(), datasource.WaitApplied(f.DS, 10*time.Second))
 	_, rev, err := w.Read(ctx)
 	require.NoError(t, err)
 	require.NoError(t, w.Write(ctx, []flow.Rule{{Resource: "a", Count: 3}}, rev))
-	assert.Equal(t, 3.0, f.count())
+	assert.Equal(t, 3.0, f.Count("a"))
 
 	// A wrong password: nothing can be read, Start says why.
 	wrong := redis.New(newClient(t, srv, &goredis.Options{Username: "alice", Password: "nope"}), key, channel)
@@ -208,12 +165,12 @@ func TestACLUser(t *testing.T) {
 	// bob may GET but not SUBSCRIBE: the rules load, and Status names the
 	// refused watch.
 	bob := redis.New(newClient(t, srv, &goredis.Options{Username: "bob", Password: "pw"}), key, channel)
-	fb := startFlow(t, ctx, bob)
-	assert.Equal(t, 3.0, fb.count())
+	fb := flowrig.Start(t, bob)
+	assert.Equal(t, 3.0, fb.Count("a"))
 	require.Eventually(t, func() bool {
-		werr := fb.ds.Status().WatchErr
+		werr := fb.DS.Status().WatchErr
 		return werr != nil && strings.Contains(werr.Error(), "NOPERM")
-	}, 10*time.Second, 5*time.Millisecond, "status %+v", fb.ds.Status())
+	}, 10*time.Second, 5*time.Millisecond, "status %+v", fb.DS.Status())
 }
 
 func TestTLS(t *testing.T) {
@@ -221,19 +178,19 @@ func TestTLS(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 	key, channel := keyFor(t)
 	writer := newClient(t, srv, nil)
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(1)))
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 1)))
 
 	src := redis.New(newClient(t, srv, nil), key, channel, redis.WithHealthCheckInterval(testHealth))
-	f := startFlow(t, ctx, src, datasource.WithReconcileInterval(time.Hour))
-	assert.Equal(t, 1.0, f.count())
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(2)))
-	f.waitCount(t, 2, 10*time.Second)
+	f := flowrig.Start(t, src, datasource.WithReconcileInterval(time.Hour))
+	assert.Equal(t, 1.0, f.Count("a"))
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 2)))
+	f.WaitCount(t, "a", 2)
 
-	w := datasource.NewWritable(src, converter.FlowRules(), datasource.WaitApplied(f.ds, 10*time.Second))
+	w := datasource.NewWritable(src, converter.FlowRules(), datasource.WaitApplied(f.DS, 10*time.Second))
 	_, rev, err := w.Read(ctx)
 	require.NoError(t, err)
 	require.NoError(t, w.Write(ctx, []flow.Rule{{Resource: "a", Count: 3}}, rev))
-	assert.Equal(t, 3.0, f.count())
+	assert.Equal(t, 3.0, f.Count("a"))
 
 	// Without TLS the server refuses the client: an error, no rules.
 	plainOpt := &goredis.Options{Addr: srv.Addr(), DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1}
@@ -257,28 +214,28 @@ func TestJavaSentinelWriter(t *testing.T) {
 	writer := newClient(t, srv, nil)
 
 	src := redis.New(newClient(t, srv, nil), key, channel, redis.WithHealthCheckInterval(testHealth))
-	f := startFlow(t, ctx, src, datasource.WithReconcileInterval(time.Hour))
-	assert.Equal(t, -1.0, f.count(), "a missing key: no rules")
-	assert.True(t, f.ds.Status().Missing)
-	require.Eventually(t, func() bool { return f.ds.Status().Watching }, 5*time.Second, 5*time.Millisecond)
+	f := flowrig.Start(t, src, datasource.WithReconcileInterval(time.Hour))
+	assert.Equal(t, -1.0, f.Count("a"), "a missing key: no rules")
+	assert.True(t, f.DS.Status().Missing)
+	f.WaitWatching(t)
 
 	// The whole document as the message.
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(5)))
-	f.waitCount(t, 5, 10*time.Second)
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 5)))
+	f.WaitCount(t, "a", 5)
 
 	// A message that is not the document: still a hint.
-	require.NoError(t, writer.Set(ctx, key, flowDoc(6), 0).Err())
+	require.NoError(t, writer.Set(ctx, key, flowrig.Doc("a", 6), 0).Err())
 	require.NoError(t, writer.Publish(ctx, channel, "changed").Err())
-	f.waitCount(t, 6, 10*time.Second)
+	f.WaitCount(t, "a", 6)
 
 	// SET and PUBLISH in one MULTI, as a careful writer does.
 	_, err := writer.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		p.Set(ctx, key, flowDoc(7), 0)
-		p.Publish(ctx, channel, flowDoc(7))
+		p.Set(ctx, key, flowrig.Doc("a", 7), 0)
+		p.Publish(ctx, channel, flowrig.Doc("a", 7))
 		return nil
 	})
 	require.NoError(t, err)
-	f.waitCount(t, 7, 10*time.Second)
+	f.WaitCount(t, "a", 7)
 
 	// What our Sink publishes is the document itself, for Java subscribers.
 	sub := writer.Subscribe(ctx, channel)
@@ -287,12 +244,12 @@ func TestJavaSentinelWriter(t *testing.T) {
 	require.NoError(t, err)
 	snap, err := src.Read(ctx)
 	require.NoError(t, err)
-	_, err = src.Write(ctx, []byte(flowDoc(8)), snap.Revision)
+	_, err = src.Write(ctx, []byte(flowrig.Doc("a", 8)), snap.Revision)
 	require.NoError(t, err)
 	msg, err := sub.ReceiveMessage(ctx)
 	require.NoError(t, err)
-	assert.JSONEq(t, flowDoc(8), msg.Payload)
-	f.waitCount(t, 8, 10*time.Second)
+	assert.JSONEq(t, flowrig.Doc("a", 8), msg.Payload)
+	f.WaitCount(t, "a", 8)
 }
 
 // ---- documents: deleted, invalid ----
@@ -302,29 +259,29 @@ func TestDeletedKey(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 	key, channel := keyFor(t)
 	writer := newClient(t, srv, nil)
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(4)))
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 4)))
 
-	cleared := startFlow(t, ctx, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
-	kept := startFlow(t, ctx, redis.New(newClient(t, srv, nil), key, channel),
+	cleared := flowrig.Start(t, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
+	kept := flowrig.Start(t, redis.New(newClient(t, srv, nil), key, channel),
 		datasource.WithReconcileInterval(time.Hour), datasource.WithKeepOnMissing())
-	require.Equal(t, 4.0, cleared.count())
-	require.Equal(t, 4.0, kept.count())
+	require.Equal(t, 4.0, cleared.Count("a"))
+	require.Equal(t, 4.0, kept.Count("a"))
 
 	require.NoError(t, writer.Del(ctx, key).Err())
 	require.NoError(t, writer.Publish(ctx, channel, "deleted").Err())
-	cleared.waitCount(t, -1, 10*time.Second)
-	assert.Empty(t, cleared.e.Flow().Rules(), "a deleted key clears the rules")
-	require.Eventually(t, func() bool { return kept.ds.Status().Missing }, 10*time.Second, 2*time.Millisecond)
-	assert.Equal(t, 4.0, kept.count(), "WithKeepOnMissing keeps them")
-	for _, f := range []flowEngine{cleared, kept} {
-		st := f.ds.Status()
+	cleared.WaitCount(t, "a", -1)
+	assert.Empty(t, cleared.Engine.Flow().Rules(), "a deleted key clears the rules")
+	kept.WaitStatus(t, "missing", func(st datasource.Status) bool { return st.Missing })
+	assert.Equal(t, 4.0, kept.Count("a"), "WithKeepOnMissing keeps them")
+	for _, f := range []*flowrig.Rig{cleared, kept} {
+		st := f.DS.Status()
 		assert.True(t, st.Missing)
 		assert.NoError(t, st.Err)
 	}
 
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(9)))
-	cleared.waitCount(t, 9, 10*time.Second)
-	kept.waitCount(t, 9, 10*time.Second)
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 9)))
+	cleared.WaitCount(t, "a", 9)
+	kept.WaitCount(t, "a", 9)
 }
 
 func TestInvalidDocumentKeepsLastGood(t *testing.T) {
@@ -332,32 +289,31 @@ func TestInvalidDocumentKeepsLastGood(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 	key, channel := keyFor(t)
 	writer := newClient(t, srv, nil)
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(10)))
-	f := startFlow(t, ctx, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
-	good := f.ds.Status().Revision
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 10)))
+	f := flowrig.Start(t, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
+	good := f.DS.Status().Revision
 
 	// A rule that does not validate.
 	require.NoError(t, javaWrite(ctx, writer, key, channel, `[{"resource":"a","count":-1}]`))
-	require.Eventually(t, func() bool { return f.ds.Status().Err != nil }, 10*time.Second, 2*time.Millisecond)
-	st := f.ds.Status()
+	f.WaitStatus(t, "an error", func(st datasource.Status) bool { return st.Err != nil })
+	st := f.DS.Status()
 	assert.ErrorContains(t, st.Err, "count")
 	assert.GreaterOrEqual(t, st.Failures, 1)
 	assert.Equal(t, good, st.Revision)
-	assert.Equal(t, 10.0, f.count(), "the last good rules stay")
+	assert.Equal(t, 10.0, f.Count("a"), "the last good rules stay")
 
 	// Bytes that are not JSON.
 	require.NoError(t, javaWrite(ctx, writer, key, channel, `[{"resource":"a",`))
 	require.Eventually(t, func() bool {
-		err := f.ds.Status().Err
+		err := f.DS.Status().Err
 		return err != nil && !strings.Contains(err.Error(), "count")
 	}, 10*time.Second, 2*time.Millisecond)
-	assert.ErrorContains(t, f.ds.Status().Err, "decode")
-	assert.Equal(t, 10.0, f.count())
+	assert.ErrorContains(t, f.DS.Status().Err, "decode")
+	assert.Equal(t, 10.0, f.Count("a"))
 
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(11)))
-	f.waitCount(t, 11, 10*time.Second)
-	require.Eventually(t, func() bool { st := f.ds.Status(); return st.Err == nil && st.Failures == 0 },
-		10*time.Second, 2*time.Millisecond)
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 11)))
+	f.WaitCount(t, "a", 11)
+	f.WaitStatus(t, "the error to clear", func(st datasource.Status) bool { return st.Err == nil && st.Failures == 0 })
 }
 
 // ---- several engines and writers on one key ----
@@ -367,9 +323,9 @@ func TestTwoEnginesOneKey(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 	key, channel := keyFor(t)
 	writer := newClient(t, srv, nil)
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowDoc(1)))
-	f1 := startFlow(t, ctx, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
-	f2 := startFlow(t, ctx, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 1)))
+	f1 := flowrig.Start(t, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
+	f2 := flowrig.Start(t, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
 
 	// A burst, with several resources, some writes through a Sink.
 	sink := redis.New(newClient(t, srv, nil), key, channel)
@@ -384,11 +340,11 @@ func TestTwoEnginesOneKey(t *testing.T) {
 		}
 		require.NoError(t, javaWrite(ctx, writer, key, channel, doc))
 	}
-	f1.waitCount(t, 40, 10*time.Second)
-	f2.waitCount(t, 40, 10*time.Second)
-	assert.Equal(t, f1.e.Flow().Rules(), f2.e.Flow().Rules())
+	f1.WaitCount(t, "a", 40)
+	f2.WaitCount(t, "a", 40)
+	assert.Equal(t, f1.Engine.Flow().Rules(), f2.Engine.Flow().Rules())
 	// Status is updated just after the rules swap: wait for both to catch up.
-	require.Eventually(t, func() bool { return f1.ds.Status().Revision == f2.ds.Status().Revision },
+	require.Eventually(t, func() bool { return f1.DS.Status().Revision == f2.DS.Status().Revision },
 		10*time.Second, 10*time.Millisecond, "both datasources report the same revision")
 }
 
@@ -397,7 +353,7 @@ func TestTwoWritersCAS(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 	key, channel := keyFor(t)
 	require.NoError(t, javaWrite(ctx, newClient(t, srv, nil), key, channel, `[]`))
-	f := startFlow(t, ctx, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
+	f := flowrig.Start(t, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
 
 	w1 := datasource.NewWritable(redis.New(newClient(t, srv, nil), key, channel), converter.FlowRules())
 	w2 := datasource.NewWritable(redis.New(newClient(t, srv, nil), key, channel), converter.FlowRules())
@@ -438,10 +394,10 @@ func TestTwoWritersCAS(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	require.Eventually(t, func() bool { return len(f.e.Flow().Rules()) == 2+2*each }, 10*time.Second, 2*time.Millisecond,
-		"the engine to run every rule; has %d", len(f.e.Flow().Rules()))
+	require.Eventually(t, func() bool { return len(f.Engine.Flow().Rules()) == 2+2*each }, 10*time.Second, 2*time.Millisecond,
+		"the engine to run every rule; has %d", len(f.Engine.Flow().Rules()))
 	var names []string
-	for _, r := range f.e.Flow().Rules() {
+	for _, r := range f.Engine.Flow().Rules() {
 		names = append(names, r.Resource)
 	}
 	assert.Contains(t, names, "one")

@@ -3,6 +3,7 @@ package zookeeper_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -19,48 +20,16 @@ import (
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
+	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
 	"github.com/bulwark-go/bulwark/datasource/zookeeper"
 )
 
 // flowDoc is a Java Sentinel flow rule document: resource "a" at count n.
-func flowDoc(n int) []byte { return fmt.Appendf(nil, `[{"resource":"a","count":%d}]`, n) }
-
-// engineReader is a real engine whose flow rules come from a ZooKeeper node.
-type engineReader struct {
-	e  *core.Engine
-	ds *datasource.Readable[[]flow.Rule]
-}
+func flowDoc(n int) []byte { return []byte(flowrig.Doc("a", n)) }
 
 // fastRecovery keeps retries after an outage short, so the tests see the
-// recovery soon after the server is back.
+// recovery soon after the server is back (the backoff of flowrig.Start).
 var fastRecovery = datasource.WithBackoff(50*time.Millisecond, 500*time.Millisecond)
-
-func startReader(t *testing.T, src *zookeeper.Source, opts ...datasource.Option) engineReader {
-	t.Helper()
-	e := core.NewEngine()
-	t.Cleanup(func() { _ = e.Close() })
-	ds := datasource.NewReadable(src, converter.FlowRules(), append([]datasource.Option{fastRecovery}, opts...)...)
-	e.Flow().Register(ds.Property())
-	t.Cleanup(func() { _ = ds.Close() })
-	require.NoError(t, ds.Start(testCtx(t, 30*time.Second)))
-	return engineReader{e: e, ds: ds}
-}
-
-// count is the threshold of the rule of resource "a", -1 when there is none.
-func (r engineReader) count() float64 {
-	for _, rule := range r.e.Flow().Rules() {
-		if rule.Resource == "a" {
-			return rule.Count
-		}
-	}
-	return -1
-}
-
-func (r engineReader) waitCount(t *testing.T, want float64, d time.Duration) {
-	t.Helper()
-	require.Eventually(t, func() bool { return r.count() == want }, d, 2*time.Millisecond,
-		"rule a at count %v (now %v, status %+v)", want, r.count(), r.ds.Status())
-}
 
 // put writes through conn until it succeeds or ctx ends: the writer's own
 // connection may still be reconnecting after an outage.
@@ -96,10 +65,10 @@ func TestDigestACL(t *testing.T) {
 
 	t.Run("Authenticated", func(t *testing.T) {
 		conn := connect(t, srv.Addr(), connConfig{auth: "alice:pw"})
-		r := startReader(t, zookeeper.New(conn, path))
-		assert.Equal(t, 1.0, r.count())
+		r := flowrig.Start(t, zookeeper.New(conn, path))
+		assert.Equal(t, 1.0, r.Count("a"))
 		put(t, ctx, owner, path, flowDoc(2))
-		r.waitCount(t, 2, 10*time.Second)
+		r.WaitCount(t, "a", 2)
 	})
 	t.Run("NoAuth", func(t *testing.T) {
 		conn := connect(t, srv.Addr(), connConfig{})
@@ -135,28 +104,26 @@ func TestServerKilledAndRestarted(t *testing.T) {
 	writer := connect(t, srv.Addr(), connConfig{timeout: 20 * time.Second})
 	put(t, ctx, writer, path, flowDoc(1))
 	conn := connect(t, srv.Addr(), connConfig{timeout: 20 * time.Second})
-	r := startReader(t, zookeeper.New(conn, path), datasource.WithReconcileInterval(time.Hour))
+	r := flowrig.Start(t, zookeeper.New(conn, path), datasource.WithReconcileInterval(time.Hour))
 
 	t0 := time.Now()
 	require.NoError(t, srv.Stop(ctx))
-	require.Eventually(t, func() bool { st := r.ds.Status(); return !st.Watching && st.Err != nil },
-		30*time.Second, 10*time.Millisecond, "Status to show the outage")
-	st := r.ds.Status()
+	r.WaitStatus(t, "Status to show the outage", func(st datasource.Status) bool { return !st.Watching && st.Err != nil })
+	st := r.DS.Status()
 	t.Logf("outage seen %v after the kill: Err=%v Failures=%d WatchErr=%v", time.Since(t0).Round(time.Millisecond), st.Err, st.Failures, st.WatchErr)
 	assert.ErrorIs(t, st.Err, zookeeper.ErrNoSession)
-	assert.Equal(t, 1.0, r.count(), "an unreachable server never changes the rules")
+	assert.Equal(t, 1.0, r.Count("a"), "an unreachable server never changes the rules")
 
 	t1 := time.Now()
 	require.NoError(t, srv.Start(ctx))
 	put(t, ctx, writer, path, flowDoc(2))
-	r.waitCount(t, 2, 30*time.Second)
-	require.Eventually(t, func() bool { st := r.ds.Status(); return st.Watching && st.Err == nil && st.Failures == 0 },
-		30*time.Second, 10*time.Millisecond, "Status to show the recovery")
+	r.WaitCount(t, "a", 2)
+	r.WaitStatus(t, "Status to show the recovery", func(st datasource.Status) bool { return st.Watching && st.Err == nil && st.Failures == 0 })
 	t.Logf("recovered %v after the restart began", time.Since(t1).Round(time.Millisecond))
 
 	// The watch is set again: a push arrives (reconciling is an hour away).
 	put(t, ctx, writer, path, flowDoc(3))
-	r.waitCount(t, 3, 10*time.Second)
+	r.WaitCount(t, "a", 3)
 }
 
 // The server is frozen for 10 s and resumed: what was written before the
@@ -172,27 +139,31 @@ func TestServerPaused(t *testing.T) {
 	put(t, ctx, writer, path, flowDoc(1))
 	conn := connect(t, srv.Addr(), connConfig{timeout: 4 * time.Second})
 	session := conn.SessionID()
-	r := startReader(t, zookeeper.New(conn, path), datasource.WithReconcileInterval(time.Hour))
+	r := flowrig.Start(t, zookeeper.New(conn, path), datasource.WithReconcileInterval(time.Hour))
 
 	put(t, ctx, writer, path, flowDoc(2)) // acknowledged, then the server freezes at once
 	require.NoError(t, srv.Pause(ctx))
 	t0 := time.Now()
-	require.Eventually(t, func() bool { st := r.ds.Status(); return !st.Watching && st.Err != nil },
+	// Within the freeze, which ends 10 s after it began.
+	require.Eventually(t, func() bool { st := r.DS.Status(); return !st.Watching && st.Err != nil },
 		9*time.Second, 10*time.Millisecond, "Status to show the outage while the server is frozen")
-	st := r.ds.Status()
-	t.Logf("outage seen %v into the pause: Err=%v Failures=%d", time.Since(t0).Round(time.Millisecond), st.Err, st.Failures)
-	time.Sleep(10*time.Second - time.Since(t0))
-	assert.Contains(t, []float64{1, 2}, r.count(), "the rules stay during the outage")
+	st := r.DS.Status()
+	// The reader may or may not have read 2 before the freeze; once a read
+	// failed, no read can succeed until the resume.
+	seen := r.Count("a")
+	t.Logf("outage seen %v into the pause with count %v: Err=%v Failures=%d", time.Since(t0).Round(time.Millisecond), seen, st.Err, st.Failures)
+	assert.Positive(t, seen, "rules in force when the outage was seen")
+	time.Sleep(10*time.Second - time.Since(t0)) // the fault itself: the server stays frozen for 10 s
+	assert.Equal(t, seen, r.Count("a"), "the rules stay during the outage")
 
 	t1 := time.Now()
 	require.NoError(t, srv.Resume(ctx))
-	r.waitCount(t, 2, 30*time.Second)
-	require.Eventually(t, func() bool { st := r.ds.Status(); return st.Watching && st.Err == nil && st.Failures == 0 },
-		30*time.Second, 10*time.Millisecond, "Status to show the recovery")
+	r.WaitCount(t, "a", 2)
+	r.WaitStatus(t, "Status to show the recovery", func(st datasource.Status) bool { return st.Watching && st.Err == nil && st.Failures == 0 })
 	t.Logf("recovered %v after resume; session kept: %v", time.Since(t1).Round(time.Millisecond), conn.SessionID() == session)
 
 	put(t, ctx, writer, path, flowDoc(3))
-	r.waitCount(t, 3, 10*time.Second)
+	r.WaitCount(t, "a", 3)
 }
 
 // The reader's session expires while its connection is cut off (the
@@ -219,31 +190,44 @@ func TestSessionExpiry(t *testing.T) {
 			g := &gate{}
 			conn := connect(t, srv.Addr(), connConfig{timeout: sessionTimeout, dialer: g.Dial})
 			session := conn.SessionID()
-			r := startReader(t, zookeeper.New(conn, path, tc.opts...), datasource.WithReconcileInterval(time.Hour))
-			// A push arrives, so the watch is armed; give the re-arm after
-			// it a moment, so the cut finds Watch waiting, not calling.
+			armed := &armLog{}
+			opts := append([]zookeeper.Option{zookeeper.WithLogger(slog.New(armed))}, tc.opts...)
+			r := flowrig.Start(t, zookeeper.New(conn, path, opts...), datasource.WithReconcileInterval(time.Hour))
+			// The session's owner holds an ephemeral node: the server
+			// removes it when it expires the session.
+			alive := path + ".session"
+			_, err := conn.Create(alive, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+			require.NoError(t, err)
+			// A push arrives; wait until the watch is armed again at the
+			// new revision, so the cut finds Watch waiting, not calling.
 			put(t, ctx, writer, path, flowDoc(2))
-			r.waitCount(t, 2, 10*time.Second)
-			time.Sleep(200 * time.Millisecond)
+			r.WaitCount(t, "a", 2)
+			snap, err := zookeeper.New(writer, path).Read(ctx)
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return armed.at(snap.Revision) }, flowrig.Timeout, time.Millisecond,
+				"the watch armed at revision %s", snap.Revision)
 
 			g.Close()
 			require.Eventually(t, func() bool { return conn.State() != zk.StateHasSession }, 10*time.Second, time.Millisecond)
 			put(t, ctx, writer, path, flowDoc(3))
-			time.Sleep(sessionTimeout + 1500*time.Millisecond) // the server expires the session
+			require.Eventually(t, func() bool {
+				var ok bool
+				err := zkCall(ctx, func() (err error) { ok, _, err = writer.Exists(alive); return err })
+				return err == nil && !ok
+			}, flowrig.Timeout, 10*time.Millisecond, "the server to expire the cut-off session")
 			g.Open()
 
-			r.waitCount(t, 3, 20*time.Second)
+			r.WaitCount(t, "a", 3)
 			assert.NotEqual(t, session, conn.SessionID(), "a new session")
-			require.Eventually(t, func() bool { st := r.ds.Status(); return st.Watching && st.Err == nil },
-				10*time.Second, 10*time.Millisecond)
+			r.WaitStatus(t, "watching again, no error", func(st datasource.Status) bool { return st.Watching && st.Err == nil })
 			if tc.opts != nil {
-				assert.ErrorIs(t, r.ds.Status().WatchErr, zk.ErrSessionExpired)
+				assert.ErrorIs(t, r.DS.Status().WatchErr, zk.ErrSessionExpired)
 			}
-			t.Logf("watch broke with: %v", r.ds.Status().WatchErr)
+			t.Logf("watch broke with: %v", r.DS.Status().WatchErr)
 
 			// Watching again on the new session: a push arrives.
 			put(t, ctx, writer, path, flowDoc(4))
-			r.waitCount(t, 4, 10*time.Second)
+			r.WaitCount(t, "a", 4)
 		})
 	}
 }
@@ -257,26 +241,26 @@ func TestNodeDeleted(t *testing.T) {
 	t.Run("Cleared", func(t *testing.T) {
 		path := nodePath(t)
 		put(t, ctx, writer, path, flowDoc(1))
-		r := startReader(t, zookeeper.New(conn, path))
+		r := flowrig.Start(t, zookeeper.New(conn, path))
 		require.NoError(t, writer.Delete(path, -1))
-		require.Eventually(t, func() bool { return len(r.e.Flow().Rules()) == 0 }, 10*time.Second, 2*time.Millisecond)
+		r.WaitNoRules(t)
 		// Status is updated just after the rules swap: wait for it to catch up.
-		require.Eventually(t, func() bool { return r.ds.Status().Missing }, 10*time.Second, 2*time.Millisecond)
-		assert.NoError(t, r.ds.Status().Err)
+		r.WaitStatus(t, "missing", func(st datasource.Status) bool { return st.Missing })
+		assert.NoError(t, r.DS.Status().Err)
 		// Created again, with the same content: applied again.
 		put(t, ctx, writer, path, flowDoc(1))
-		r.waitCount(t, 1, 10*time.Second)
-		require.Eventually(t, func() bool { return !r.ds.Status().Missing }, 10*time.Second, 2*time.Millisecond)
+		r.WaitCount(t, "a", 1)
+		r.WaitStatus(t, "present again", func(st datasource.Status) bool { return !st.Missing })
 	})
 	t.Run("KeptWithOption", func(t *testing.T) {
 		path := nodePath(t)
 		put(t, ctx, writer, path, flowDoc(1))
-		r := startReader(t, zookeeper.New(conn, path), datasource.WithKeepOnMissing())
+		r := flowrig.Start(t, zookeeper.New(conn, path), datasource.WithKeepOnMissing())
 		require.NoError(t, writer.Delete(path, -1))
-		require.Eventually(t, func() bool { return r.ds.Status().Missing }, 10*time.Second, 2*time.Millisecond)
-		assert.Equal(t, 1.0, r.count(), "WithKeepOnMissing keeps the rules")
+		r.WaitStatus(t, "missing", func(st datasource.Status) bool { return st.Missing })
+		assert.Equal(t, 1.0, r.Count("a"), "WithKeepOnMissing keeps the rules")
 		put(t, ctx, writer, path, flowDoc(7))
-		r.waitCount(t, 7, 10*time.Second)
+		r.WaitCount(t, "a", 7)
 	})
 }
 
@@ -286,8 +270,8 @@ func TestInvalidDocumentKeepsRules(t *testing.T) {
 	path := nodePath(t)
 	writer := connect(t, srv.Addr(), connConfig{})
 	put(t, ctx, writer, path, flowDoc(5))
-	r := startReader(t, zookeeper.New(connect(t, srv.Addr(), connConfig{}), path))
-	good := r.ds.Status().Revision
+	r := flowrig.Start(t, zookeeper.New(connect(t, srv.Addr(), connConfig{}), path))
+	good := r.DS.Status().Revision
 
 	src := zookeeper.New(writer, path)
 	for _, bad := range []struct{ doc, names string }{
@@ -299,19 +283,19 @@ func TestInvalidDocumentKeepsRules(t *testing.T) {
 		snap, err := src.Read(ctx)
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
-			err := r.ds.Status().Err
+			err := r.DS.Status().Err
 			return err != nil && strings.Contains(err.Error(), "revision "+snap.Revision)
 		}, 10*time.Second, 2*time.Millisecond, "Status.Err names the rejected revision %s", snap.Revision)
-		st := r.ds.Status()
+		st := r.DS.Status()
 		assert.ErrorContains(t, st.Err, bad.names)
 		assert.Equal(t, good, st.Revision, "Status.Revision stays the applied one")
 		assert.GreaterOrEqual(t, st.Failures, 1)
-		assert.Equal(t, 5.0, r.count(), "the last good rules stay")
+		assert.Equal(t, 5.0, r.Count("a"), "the last good rules stay")
 		t.Logf("%s: %v", bad.doc, st.Err)
 	}
 	put(t, ctx, writer, path, flowDoc(6))
-	r.waitCount(t, 6, 10*time.Second)
-	require.Eventually(t, func() bool { return r.ds.Status().Err == nil }, 10*time.Second, 2*time.Millisecond)
+	r.WaitCount(t, "a", 6)
+	r.WaitStatus(t, "the error to clear", func(st datasource.Status) bool { return st.Err == nil })
 }
 
 // Two engines reading one node, each through its own connection, end with
@@ -322,22 +306,22 @@ func TestTwoEnginesConverge(t *testing.T) {
 	path := nodePath(t)
 	writer := connect(t, srv.Addr(), connConfig{})
 	put(t, ctx, writer, path, flowDoc(1))
-	r1 := startReader(t, zookeeper.New(connect(t, srv.Addr(), connConfig{}), path))
-	r2 := startReader(t, zookeeper.New(connect(t, srv.Addr(), connConfig{}), path))
+	r1 := flowrig.Start(t, zookeeper.New(connect(t, srv.Addr(), connConfig{}), path))
+	r2 := flowrig.Start(t, zookeeper.New(connect(t, srv.Addr(), connConfig{}), path))
 	var last []byte
 	for i := range 30 {
 		last = fmt.Appendf(nil, `[{"resource":"a","count":%d},{"resource":"b%d","count":1,"grade":0}]`, 100+i, i)
 		put(t, ctx, writer, path, last)
 	}
-	r1.waitCount(t, 129, 10*time.Second)
-	r2.waitCount(t, 129, 10*time.Second)
-	assert.Equal(t, r1.e.Flow().Rules(), r2.e.Flow().Rules())
+	r1.WaitCount(t, "a", 129)
+	r2.WaitCount(t, "a", 129)
+	assert.Equal(t, r1.Engine.Flow().Rules(), r2.Engine.Flow().Rules())
 	// Status is updated just after the rules swap: wait for both to catch up.
-	require.Eventually(t, func() bool { return r1.ds.Status().Revision == r2.ds.Status().Revision },
+	require.Eventually(t, func() bool { return r1.DS.Status().Revision == r2.DS.Status().Revision },
 		10*time.Second, 10*time.Millisecond, "both datasources report the same revision")
 	want, err := converter.FlowRules().Convert(last)
 	require.NoError(t, err)
-	assert.Equal(t, want, r1.e.Flow().Rules())
+	assert.Equal(t, want, r1.Engine.Flow().Rules())
 }
 
 // Two writers at one revision: one wins, the other gets ErrConflict;
@@ -399,35 +383,11 @@ func TestPropagationLatency(t *testing.T) {
 	path := nodePath(t)
 	writer := connect(t, srv.Addr(), connConfig{})
 	put(t, ctx, writer, path, flowDoc(0))
-	r := startReader(t, zookeeper.New(connect(t, srv.Addr(), connConfig{}), path), datasource.WithReconcileInterval(time.Hour))
-	applied := make(chan float64, 256)
-	cancel := r.e.Flow().OnChange(func(c core.RuleChange[flow.Rule]) {
-		for _, rule := range c.New {
-			if rule.Resource == "a" {
-				applied <- rule.Count
-			}
-		}
-	})
-	defer cancel()
-
+	r := flowrig.Start(t, zookeeper.New(connect(t, srv.Addr(), connConfig{}), path), datasource.WithReconcileInterval(time.Hour))
 	const n = 100
-	lat := make([]time.Duration, 0, n)
-	for i := 1; i <= n; i++ {
-		t0 := time.Now()
+	lat := r.Propagation(t, "a", n, func(i int) {
 		require.NoError(t, zkCall(ctx, func() error { _, err := writer.Set(path, flowDoc(i), -1); return err }))
-	wait:
-		for {
-			select {
-			case c := <-applied:
-				if c == float64(i) {
-					lat = append(lat, time.Since(t0))
-					break wait
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatalf("update %d not applied within 10s (status %+v)", i, r.ds.Status())
-			}
-		}
-	}
+	})
 	t.Logf("zookeeper (%s mode) write → rule active over %d updates: %v",
 		srv.Mode(), n, datasourcetest.Summarize(lat))
 }

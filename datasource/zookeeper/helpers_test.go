@@ -3,7 +3,9 @@ package zookeeper_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -146,4 +148,37 @@ func startZK(t *testing.T) *integration.Server {
 	srv := integration.StartZooKeeper(t)
 	t.Logf("zookeeper in %s mode at %s", srv.Mode(), srv.Addr())
 	return srv
+}
+
+// armLog is a slog handler for a Source's WithLogger that records the
+// revisions at which its watch was armed ("zookeeper watch armed").
+type armLog struct {
+	mu   sync.Mutex
+	revs []string
+}
+
+func (a *armLog) Enabled(context.Context, slog.Level) bool { return true }
+func (a *armLog) WithAttrs([]slog.Attr) slog.Handler       { return a }
+func (a *armLog) WithGroup(string) slog.Handler            { return a }
+
+func (a *armLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "zookeeper watch armed" {
+		return nil
+	}
+	r.Attrs(func(attr slog.Attr) bool {
+		if attr.Key == "revision" {
+			a.mu.Lock()
+			a.revs = append(a.revs, attr.Value.String())
+			a.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+
+// at reports whether the watch was armed at revision rev.
+func (a *armLog) at(rev string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Contains(a.revs, rev)
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -156,42 +157,59 @@ func (l lines) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Status runs on the fake clock of a synctest bubble: its ticks are
+// counted, not waited for.
 func TestStatusPrintsChangesOnly(t *testing.T) {
-	engine := core.NewEngine()
-	defer engine.Close()
-	rules := []flow.Rule{{Resource: "GET /orders", Count: 20, Grade: flow.GradeQPS}}
-	require.NoError(t, engine.Flow().Load(rules))
-	ds := &statuses{st: datasource.Status{Revision: "1", Watching: true}}
-	out := make(lines, 10)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- Status(ctx, out, engine, ds, time.Millisecond) }()
+	synctest.Test(t, func(t *testing.T) {
+		engine := core.NewEngine()
+		defer engine.Close()
+		rules := []flow.Rule{{Resource: "GET /orders", Count: 20, Grade: flow.GradeQPS}}
+		require.NoError(t, engine.Flow().Load(rules))
+		ds := &statuses{st: datasource.Status{Revision: "1", Watching: true}}
+		out := make(lines, 10)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		const every = time.Millisecond
+		go func() { done <- Status(ctx, out, engine, ds, every) }()
 
-	next := func() string {
-		t.Helper()
-		select {
-		case l := <-out:
-			return l
-		case <-time.After(5 * time.Second):
-			t.Fatal("no status line")
-			return ""
+		// printed returns what Status printed until it waits for its next
+		// tick.
+		printed := func() []string {
+			synctest.Wait()
+			var got []string
+			for {
+				select {
+				case l := <-out:
+					got = append(got, l)
+				default:
+					return got
+				}
+			}
 		}
-	}
-	assert.Regexp(t, `^\d\d:\d\d:\d\d\.\d{3} status: revision 1, watching\n$`, next())
-	seen := ds.calls.Load()
-	require.Eventually(t, func() bool { return ds.calls.Load() >= seen+5 }, 5*time.Second, time.Millisecond)
-	assert.Empty(t, out, "a line without a change")
+		got := printed()
+		require.Len(t, got, 1)
+		assert.Regexp(t, `^\d\d:\d\d:\d\d\.\d{3} status: revision 1, watching\n$`, got[0])
+		time.Sleep(5 * every) // five ticks
+		assert.Empty(t, printed(), "a line without a change")
+		assert.Equal(t, int64(6), ds.calls.Load(), "Status asked at once and at every tick")
 
-	ds.set(datasource.Status{Name: "f", Revision: "1", Watching: true, Err: decodeErr("must be >= 0"), Failures: 1})
-	assert.Regexp(t, ` status: revision 1, watching, error \(1 failures\): decode revision 9: converter: \[0\]\.count: must be >= 0\n$`, next())
-	assert.Regexp(t, ` document rejected: the 1 rules in force stay\n$`, next())
+		ds.set(datasource.Status{Name: "f", Revision: "1", Watching: true, Err: decodeErr("must be >= 0"), Failures: 1})
+		time.Sleep(every)
+		got = printed()
+		require.Len(t, got, 2)
+		assert.Regexp(t, ` status: revision 1, watching, error \(1 failures\): decode revision 9: converter: \[0\]\.count: must be >= 0\n$`, got[0])
+		assert.Regexp(t, ` document rejected: the 1 rules in force stay\n$`, got[1])
 
-	ds.set(datasource.Status{Revision: "1", Watching: true})
-	assert.Regexp(t, ` status: revision 1, watching\n$`, next())
-	assert.Regexp(t, ` document valid again, rules unchanged \(1 in force\)\n$`, next())
+		ds.set(datasource.Status{Revision: "1", Watching: true})
+		time.Sleep(every)
+		got = printed()
+		require.Len(t, got, 2)
+		assert.Regexp(t, ` status: revision 1, watching\n$`, got[0])
+		assert.Regexp(t, ` document valid again, rules unchanged \(1 in force\)\n$`, got[1])
 
-	cancel()
-	require.NoError(t, <-done)
+		cancel()
+		require.NoError(t, <-done)
+	})
 }
 
 func TestEnvOr(t *testing.T) {
