@@ -202,18 +202,26 @@ func TestTooLargeIsRefused(t *testing.T) {
 	})
 }
 
+// seedCache returns a cache directory holding data as the last-good
+// document of the datasource called name, as a Readable left it.
+func seedCache(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{}
+		f.set(data, "1")
+		r := datasource.NewReadable(f, codec{}, datasource.WithName(name), datasource.WithCacheDir(dir))
+		require.NoError(t, r.Start(t.Context()))
+		require.NoError(t, r.Close())
+	})
+	return dir
+}
+
 // Defect 7 of issue 9: booted from the cache with WithKeepOnMissing, the
 // cached rules stay in force while the document is missing, and Status
 // keeps saying they came from the cache, read after read.
 func TestKeepOnMissingKeepsFromCache(t *testing.T) {
-	dir := t.TempDir()
-	synctest.Test(t, func(t *testing.T) {
-		f := &fake{}
-		f.set(doc("cached"), "1")
-		r := datasource.NewReadable(f, codec{}, datasource.WithName("svc"), datasource.WithCacheDir(dir))
-		require.NoError(t, r.Start(t.Context()))
-		require.NoError(t, r.Close())
-	})
+	dir := seedCache(t, "svc", doc("cached"))
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{}
 		f.fail(0, true)
@@ -237,17 +245,11 @@ func TestKeepOnMissingKeepsFromCache(t *testing.T) {
 
 // With WithKeepOnMissing, a document missing at start applies the cache.
 func TestKeepOnMissingAtStartAppliesCache(t *testing.T) {
-	dir := t.TempDir()
+	dir := seedCache(t, "svc", doc("cached"))
 	synctest.Test(t, func(t *testing.T) {
-		f := &fake{}
-		f.set(doc("cached"), "1")
-		r := datasource.NewReadable(f, codec{}, datasource.WithName("svc"), datasource.WithCacheDir(dir))
-		require.NoError(t, r.Start(t.Context()))
-		require.NoError(t, r.Close())
-
 		g := &fake{}
 		g.setMissing()
-		r = datasource.NewReadable(g, codec{}, datasource.WithName("svc"), datasource.WithCacheDir(dir), datasource.WithKeepOnMissing())
+		r := datasource.NewReadable(g, codec{}, datasource.WithName("svc"), datasource.WithCacheDir(dir), datasource.WithKeepOnMissing())
 		require.NoError(t, r.Start(t.Context()))
 		assert.Equal(t, []string{"cached"}, value(t, r))
 		assert.True(t, r.Status().FromCache)

@@ -277,14 +277,7 @@ func TestRejectedDocumentKeepsRulesAndCache(t *testing.T) {
 }
 
 func TestStartFromCache(t *testing.T) {
-	dir := t.TempDir()
-	synctest.Test(t, func(t *testing.T) {
-		f := &fake{}
-		f.set(doc("cached"), "1")
-		r := datasource.NewReadable(f, codec{}, datasource.WithName("svc"), datasource.WithCacheDir(dir))
-		require.NoError(t, r.Start(t.Context()))
-		require.NoError(t, r.Close())
-	})
+	dir := seedCache(t, "svc", doc("cached"))
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{}
 		f.fail(0, true)
