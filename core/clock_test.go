@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/bulwark-go/bulwark/core"
 )
 
 // fakeClock is a Clock whose time moves only when told; Sleep advances it,
@@ -34,3 +36,10 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 	c.Advance(d)
 	return nil
 }
+
+// The test clocks take over the engine's waiting through the documented
+// contract.
+var (
+	_ core.Sleeper = (*fakeClock)(nil)
+	_ core.Sleeper = (*stepClock)(nil)
+)

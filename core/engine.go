@@ -24,7 +24,19 @@ import (
 // matter: the engine measures from its creation, so a clock that jumps (a
 // wall clock set back) never corrupts windows when Now carries a monotonic
 // reading, as time.Now does.
+//
+// The engine also waits (the rate limiter paces entries; a prioritized
+// entry waits for the next window): with a Clock that is also a [Sleeper]
+// it waits through Sleep, otherwise on a real timer.
 type Clock interface{ Now() time.Time }
+
+// Sleeper is a Clock that also does the engine's waiting, so that a fake
+// clock can advance itself instead of blocking a test. Sleep returns nil
+// once d has passed on the clock, or ctx's cause if ctx ends first.
+type Sleeper interface {
+	Clock
+	Sleep(ctx context.Context, d time.Duration) error
+}
 
 // Option configures an [Engine]. An option given its zero value (nil, 0)
 // keeps the engine's default, as if it were left out; each says so.
@@ -203,12 +215,10 @@ func (e *Engine) now() int64 {
 // wallTime converts engine time to a time.Time.
 func (e *Engine) wallTime(now int64) time.Time { return e.epoch.Add(time.Duration(now)) }
 
-// sleep waits d or until ctx is done. A Clock may implement
-// Sleep(ctx, d) error to take over waiting (a fake clock advances itself).
+// sleep waits d or until ctx is done, through the Clock when it is a
+// Sleeper.
 func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
-	if s, ok := e.clock.(interface {
-		Sleep(context.Context, time.Duration) error
-	}); ok {
+	if s, ok := e.clock.(Sleeper); ok {
 		return s.Sleep(ctx, d)
 	}
 	t := time.NewTimer(d)
