@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nacos-group/nacos-sdk-go/v2/clients/config_client"
@@ -81,6 +82,7 @@ type Source struct {
 
 	closeWait time.Duration
 	life      backend.Lifecycle // counts the SDK calls of Read and Write (which may give up on one early)
+	present   atomic.Bool       // the last read found the config
 }
 
 var (
@@ -182,7 +184,45 @@ func (s *Source) Close() error {
 //
 // The SDK's GetConfig takes no context: Read returns when ctx is done, and
 // the call it left behind ends within the client's TimeoutMs.
+//
+// A read that finds the config gone when the previous read found it reads
+// once more after confirmMissing (unless ctx ends sooner): a
+// Nacos-protocol server with a release cache (PolarisMesh) answers "not
+// found" for a moment while it swaps in a newly published release, and a
+// rule set must not be cleared by that. A real deletion is seen about a
+// second later.
 func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
+	snap, err := s.read(ctx)
+	switch {
+	case err != nil:
+		return snap, err
+	case !snap.Missing || !s.present.Load():
+		s.present.Store(!snap.Missing)
+		return snap, nil
+	}
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < 2*confirmMissing {
+		s.present.Store(false)
+		return snap, nil
+	}
+	t := time.NewTimer(confirmMissing)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return datasource.Snapshot{}, fmt.Errorf("nacos: get %s: %w", s.name(), ctx.Err())
+	case <-t.C:
+	}
+	snap, err = s.read(ctx)
+	if err == nil {
+		s.present.Store(!snap.Missing)
+	}
+	return snap, err
+}
+
+// confirmMissing is how long Read waits before it reads a config that has
+// just vanished again: longer than PolarisMesh's one-second cache tick.
+const confirmMissing = 1200 * time.Millisecond
+
+func (s *Source) read(ctx context.Context) (datasource.Snapshot, error) {
 	deadline := time.Now().Add(limitedFor)
 	for {
 		content, err := s.get(ctx)
