@@ -95,9 +95,11 @@
 // (integration/tools/polaris/build.sh); real Nacos compares CasMd5 as
 // described above. PolarisMesh v1.18.1 may also answer a config as missing
 // for a moment after a publish (its cache can drop the active release of
-// the old version after storing the new one, both under one key): a
-// Readable then clears the rules until its next read; use
-// datasource.WithKeepOnMissing against it.
+// the old version after storing the new one, both under one key). So a
+// Read that finds a config gone right after a read found it reads once more
+// 1.2 s later (past the server's one-second cache tick) before it reports
+// the config missing: a deletion clears the rules about a second later, and
+// the swap never does.
 //
 // nacos-sdk-go v2.3.2 itself has a data race when its gRPC client
 // reconnects (upstream issues 741 and 905): programs and tests built with
