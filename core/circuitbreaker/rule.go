@@ -49,7 +49,7 @@ func (g Grade) String() string {
 
 // Origins with a meaning of their own in LimitApp.
 const (
-	LimitAppDefault = "default" // every caller; "" means the same
+	LimitAppDefault = rule.LimitAppDefault // every caller; "" means the same
 )
 
 // DefaultRTSlowRequestAmount is the number of calls AvgRT lets pass while

@@ -93,8 +93,8 @@ func (c ControlBehavior) String() string {
 
 // Origins with a meaning of their own in LimitApp.
 const (
-	LimitAppDefault = "default" // every caller; "" means the same
-	LimitAppOther   = "other"   // callers that no other rule of the resource names
+	LimitAppDefault = rule.LimitAppDefault // every caller; "" means the same
+	LimitAppOther   = rule.LimitAppOther   // callers that no other rule of the resource names
 )
 
 // Java's defaults of the fields whose zero value stands for them.

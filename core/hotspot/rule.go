@@ -61,7 +61,7 @@ func (c ControlBehavior) String() string {
 
 // Origins with a meaning of their own in LimitApp.
 const (
-	LimitAppDefault = "default" // every caller; "" means the same
+	LimitAppDefault = rule.LimitAppDefault // every caller; "" means the same
 )
 
 // Java's defaults of the fields whose zero value stands for them.

@@ -1,6 +1,7 @@
 // Package rule holds what the rule packages (core/flow, core/circuitbreaker,
-// core/system, core/authority, core/hotspot) share: the error their
-// Validate methods report problems with. Package core and package converter
+// core/system, core/authority, core/hotspot) share: the origin names with a
+// meaning of their own in LimitApp, and the error their Validate methods
+// report problems with. Package core and package converter
 // read it with errors.As to name the field of every problem; nobody parses
 // messages.
 package rule
@@ -8,6 +9,13 @@ package rule
 import (
 	"errors"
 	"fmt"
+)
+
+// Origins with a meaning of their own in a rule's LimitApp, as in Java's
+// RuleConstant. Each rule package names the ones it understands.
+const (
+	LimitAppDefault = "default" // every caller; "" means the same
+	LimitAppOther   = "other"   // callers that no other rule of the resource names
 )
 
 // FieldError is one problem of a rule: a field and what is wrong with it.
