@@ -2,12 +2,12 @@
 # Builds the Nacos-protocol test server (PolarisMesh v1.18.1, a Go server that speaks the Nacos v1
 # HTTP and v2 gRPC config protocol) and a local Docker image that runs it.
 #
-#   1. the binary, from the tools module integration/tools/polaris (Go module proxy only) by its
+#   1. the binary, from the tools module internal/integration/tools/polaris (Go module proxy only) by its
 #      build.sh, which fixes Polaris' compare-and-set publish at build time, into
 #      ${BULWARK_POLARIS_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/bulwark/polaris-server-v1.18.1}
 #      (the path the integration harness looks at in local mode); about 5 min cold on 2 cores;
 #   2. the image bulwark-nacos:polaris-v1.18.1-casfix (also BULWARK_POLARIS_IMAGE): FROM bulwark-it:bookworm
-#      (made by .ci/image.sh) with the binary and integration/testdata/nacos/polaris-server.yaml;
+#      (made by .ci/image.sh) with the binary and internal/integration/testdata/nacos/polaris-server.yaml;
 #      it listens on 8848 (HTTP) and 9848 (gRPC) like the official Nacos image.
 #      Skipped with POLARIS_SKIP_IMAGE=1 or when Docker is not available.
 #
@@ -27,7 +27,7 @@ if [ -x "$bin" ]; then
 else
 	say "building $bin"
 	mkdir -p "$(dirname "$bin")"
-	"$repo/integration/tools/polaris/build.sh" "$bin"
+	"$repo/internal/integration/tools/polaris/build.sh" "$bin"
 	say "built $bin ($(stat -c %s "$bin") bytes)"
 fi
 
@@ -51,7 +51,7 @@ fi
 ctx=$(mktemp -d)
 trap 'rm -rf "$ctx"' EXIT
 cp "$bin" "$ctx/polaris-server"
-cp "$repo/integration/testdata/nacos/polaris-server.yaml" "$ctx/polaris-server.yaml"
+cp "$repo/internal/integration/testdata/nacos/polaris-server.yaml" "$ctx/polaris-server.yaml"
 cat >"$ctx/Dockerfile" <<DOCKERFILE
 FROM $base
 LABEL org.bulwark-go.nacos-server="polaris-$version"

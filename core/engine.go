@@ -120,7 +120,7 @@ type Engine struct {
 	hotspot   *RuleManager[hotspot.Rule]
 
 	breakerLn breakerListeners
-	sys       sysState // the system collector; see systemslot.go
+	sys       sysState // the system collector; see systemcheck.go
 
 	closed atomic.Bool
 }

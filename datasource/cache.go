@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -137,5 +138,5 @@ func (r *Readable[T]) readCache(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadAll(WithReadLimit(r.ctx, r.opts.maxSize), f)
+	return limit.ReadAll(limit.With(r.ctx, r.opts.maxSize), f)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"math/rand/v2"
 	"time"
 )
@@ -74,7 +75,7 @@ var (
 	ErrNoDecoder = errors.New("datasource: encoder is not a codec")
 	// ErrTooLarge: the document is larger than the size limit
 	// (WithMaxSize); it was refused while it was read.
-	ErrTooLarge = errors.New("datasource: document too large")
+	ErrTooLarge = limit.ErrTooLarge
 )
 
 // ContentRevision is the revision of a document for backends that have no

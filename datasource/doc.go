@@ -120,7 +120,7 @@
 //     error (never an error: "absent" is an answer, "unreachable" is not);
 //   - any error means the backend could not answer; Read must respect ctx
 //     (its cancellation, and its size limit: [ReadLimit], [ReadAll],
-//     [CheckSize]; a document over it is an error wrapping [ErrTooLarge]);
+//     [ReadLimit]; a document over it is an error wrapping [ErrTooLarge]);
 //   - Revision must change whenever the content changes, and two snapshots
 //     with the same Revision must hold the same bytes. Use the backend's
 //     version (etcd mod revision, ZooKeeper version) or [ContentRevision].

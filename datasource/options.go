@@ -2,6 +2,7 @@ package datasource
 
 import (
 	"context"
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"log/slog"
 	"time"
 )
@@ -45,7 +46,7 @@ func buildOptions(opts []Option) options {
 		backoffMax:        defaultBackoffMax,
 		readTimeout:       defaultReadTimeout,
 		updateAttempts:    defaultUpdateAttempts,
-		maxSize:           defaultMaxSize,
+		maxSize:           limit.Default,
 	}
 	for _, opt := range opts {
 		if opt != nil {

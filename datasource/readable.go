@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -345,7 +346,7 @@ func (r *Readable[T]) readOnce() readResult {
 	if err == nil && !snap.Missing {
 		// A backend that could not bound its read: refuse it here, before
 		// anything else holds it.
-		err = CheckSize(ctx, int64(len(snap.Data)))
+		err = limit.Check(ctx, int64(len(snap.Data)))
 	}
 	switch {
 	case r.ctx.Err() != nil:

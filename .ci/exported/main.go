@@ -2,8 +2,8 @@
 // non-test Go files: package-level functions, types, variables and
 // constants, and the methods of exported types. Packages under internal/
 // and the module's tools are left out (users cannot import them). It
-// prints a line per package and the total, and exits 1 when the total is
-// over the limit given by -max.
+// prints a line per package (with -list, every identifier) and the total,
+// and exits 1 when the total is over the limit given by -max.
 //
 //	go run ./.ci/exported -max 250
 package main
@@ -24,6 +24,7 @@ import (
 func main() {
 	root := flag.String("root", ".", "module root")
 	limit := flag.Int("max", 0, "fail when the total is over this (0: no limit)")
+	list := flag.Bool("list", false, "print every exported identifier")
 	flag.Parse()
 
 	counts := map[string]int{}
@@ -42,12 +43,17 @@ func main() {
 		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 			return nil
 		}
-		n, err := countFile(path)
+		names, err := exportedNames(path)
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(*root, filepath.Dir(path))
-		counts[filepath.ToSlash(rel)] += n
+		counts[filepath.ToSlash(rel)] += len(names)
+		if *list {
+			for _, n := range names {
+				fmt.Printf("     %s.%s\n", filepath.ToSlash(rel), n)
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -76,45 +82,51 @@ func main() {
 	}
 }
 
-func countFile(path string) (int, error) {
+// exportedNames returns the exported identifiers declared in the file at
+// path; a method is named Type.Method.
+func exportedNames(path string) ([]string, error) {
 	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if f.Name.Name == "main" {
-		return 0, nil
+		return nil, nil
 	}
-	n := 0
+	var names []string
 	for _, decl := range f.Decls {
 		switch d := decl.(type) {
 		case *ast.FuncDecl:
 			if !d.Name.IsExported() {
 				continue
 			}
-			if d.Recv == nil || receiverExported(d.Recv) {
-				n++
+			if d.Recv == nil {
+				names = append(names, d.Name.Name)
+			} else if recv, ok := receiverName(d.Recv); ok {
+				names = append(names, recv+"."+d.Name.Name)
 			}
 		case *ast.GenDecl:
 			for _, spec := range d.Specs {
 				switch s := spec.(type) {
 				case *ast.TypeSpec:
 					if s.Name.IsExported() {
-						n++
+						names = append(names, s.Name.Name)
 					}
 				case *ast.ValueSpec:
 					for _, id := range s.Names {
 						if id.IsExported() {
-							n++
+							names = append(names, id.Name)
 						}
 					}
 				}
 			}
 		}
 	}
-	return n, nil
+	return names, nil
 }
 
-func receiverExported(recv *ast.FieldList) bool {
+// receiverName returns the name of a method's receiver type and whether it
+// is exported.
+func receiverName(recv *ast.FieldList) (string, bool) {
 	t := recv.List[0].Type
 	for {
 		switch x := t.(type) {
@@ -125,9 +137,9 @@ func receiverExported(recv *ast.FieldList) bool {
 		case *ast.IndexListExpr:
 			t = x.X
 		case *ast.Ident:
-			return x.IsExported()
+			return x.Name, x.IsExported()
 		default:
-			return false
+			return "", false
 		}
 	}
 }

@@ -47,11 +47,6 @@ func (g Grade) String() string {
 	return fmt.Sprintf("Grade(%d)", int(g))
 }
 
-// Origins with a meaning of their own in LimitApp.
-const (
-	LimitAppDefault = rule.LimitAppDefault // every caller; "" means the same
-)
-
 // DefaultRTSlowRequestAmount is the number of calls AvgRT lets pass while
 // the average RT is too high, when RTSlowRequestAmount is 0 (Sentinel's
 // DEGRADE_DEFAULT_SLOW_REQUEST_AMOUNT).
@@ -117,7 +112,7 @@ type Rule struct {
 // DefaultRTSlowRequestAmount. It is idempotent.
 func (r Rule) WithDefaults() Rule {
 	if r.LimitApp == "" {
-		r.LimitApp = LimitAppDefault
+		r.LimitApp = rule.LimitAppDefault
 	}
 	if r.MinRequestAmount == 0 {
 		r.MinRequestAmount = defaultMinRequestAmount

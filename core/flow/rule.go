@@ -91,12 +91,6 @@ func (c ControlBehavior) String() string {
 	return fmt.Sprintf("ControlBehavior(%d)", int(c))
 }
 
-// Origins with a meaning of their own in LimitApp.
-const (
-	LimitAppDefault = rule.LimitAppDefault // every caller; "" means the same
-	LimitAppOther   = rule.LimitAppOther   // callers that no other rule of the resource names
-)
-
 // Java's defaults of the fields whose zero value stands for them.
 const (
 	defaultWarmUpPeriodSec   = 10
@@ -195,7 +189,7 @@ type ClusterConfig struct {
 // ClientOfflineTime 2000. It is idempotent.
 func (r Rule) WithDefaults() Rule {
 	if r.LimitApp == "" {
-		r.LimitApp = LimitAppDefault
+		r.LimitApp = rule.LimitAppDefault
 	}
 	setDefault(&r.WarmUpPeriodSec, defaultWarmUpPeriodSec)
 	setDefault(&r.MaxQueueingTimeMs, defaultMaxQueueingTimeMs)
@@ -267,10 +261,4 @@ func (r Rule) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// AppliesLocally reports whether the rule is enforced by this process:
-// always, except a cluster-mode rule without local fallback.
-func (r Rule) AppliesLocally() bool {
-	return !r.ClusterMode || r.ClusterConfig.FallbackToLocalWhenFail
 }

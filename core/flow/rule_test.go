@@ -61,12 +61,6 @@ func TestEnumStrings(t *testing.T) {
 	assert.Equal(t, "Grade(5)", Grade(5).String())
 }
 
-func TestAppliesLocally(t *testing.T) {
-	assert.True(t, Rule{}.AppliesLocally())
-	assert.False(t, Rule{ClusterMode: true}.AppliesLocally())
-	assert.True(t, Rule{ClusterMode: true, ClusterConfig: ClusterConfig{FallbackToLocalWhenFail: true}}.AppliesLocally())
-}
-
 func TestZeroValuesAreJavaDefaults(t *testing.T) {
 	r := Rule{Resource: "r", Count: 2}
 	require.NoError(t, r.Validate())

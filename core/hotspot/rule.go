@@ -59,11 +59,6 @@ func (c ControlBehavior) String() string {
 	return fmt.Sprintf("ControlBehavior(%d)", int(c))
 }
 
-// Origins with a meaning of their own in LimitApp.
-const (
-	LimitAppDefault = rule.LimitAppDefault // every caller; "" means the same
-)
-
 // Java's defaults of the fields whose zero value stands for them.
 const (
 	defaultDurationInSec    = 1
@@ -145,7 +140,7 @@ type ClusterConfig struct {
 // idempotent.
 func (r Rule) WithDefaults() Rule {
 	if r.LimitApp == "" {
-		r.LimitApp = LimitAppDefault
+		r.LimitApp = rule.LimitAppDefault
 	}
 	if r.DurationInSec == 0 {
 		r.DurationInSec = defaultDurationInSec

@@ -37,20 +37,20 @@ type Harness struct {
 	// runs and that outlive a Source (goleak options), for the leak check.
 	IgnoreGoroutines []goleak.Option
 	// BurstRounds is the number of rounds of each burst case (default
-	// DefaultBurstRounds). A backend whose Put or Delete is slow (a
+	// 300). A backend whose Put or Delete is slow (a
 	// Nacos-protocol server shows a write only at its next refresh tick)
 	// may run fewer.
 	BurstRounds int
 	// BurstSettle bounds how long, after a round's last write, the burst
 	// cases wait for the Readable to apply the document the backend holds
-	// (default DefaultBurstSettle). A round that does not get there is lost.
+	// (default 2 s). A round that does not get there is lost.
 	BurstSettle time.Duration
 }
 
 // Defaults of the Harness's burst settings.
 const (
-	DefaultBurstRounds = 300
-	DefaultBurstSettle = 2 * time.Second
+	defaultBurstRounds = 300
+	defaultBurstSettle = 2 * time.Second
 )
 
 // Backend is one fresh document in the backend under test.
@@ -89,10 +89,10 @@ func Run(t *testing.T, h Harness) {
 		h.Timeout = 10 * time.Second
 	}
 	if h.BurstRounds <= 0 {
-		h.BurstRounds = DefaultBurstRounds
+		h.BurstRounds = defaultBurstRounds
 	}
 	if h.BurstSettle <= 0 {
-		h.BurstSettle = DefaultBurstSettle
+		h.BurstSettle = defaultBurstSettle
 	}
 	s := suite{h: h}
 	cases := []struct {

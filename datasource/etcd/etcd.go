@@ -15,6 +15,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
 // Option configures a Source.
@@ -115,9 +116,6 @@ func hosts(endpoints []string) string {
 	return strings.Join(slices.Compact(hs), ",")
 }
 
-// Key returns the key.
-func (s *Source) Key() string { return s.key }
-
 // Close marks the Source closed: later calls return datasource.ErrClosed,
 // and a running Watch returns datasource.ErrClosed. The client is not
 // closed. Close is idempotent.
@@ -146,7 +144,7 @@ func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 		snap = datasource.Snapshot{Missing: true}
 	} else {
 		kv := resp.Kvs[0]
-		if err := datasource.CheckSize(ctx, int64(len(kv.Value))); err != nil {
+		if err := limit.Check(ctx, int64(len(kv.Value))); err != nil {
 			return datasource.Snapshot{}, fmt.Errorf("etcd: get %s: %w", s.name(), err)
 		}
 		snap = datasource.Snapshot{Data: kv.Value, Revision: revision(kv.ModRevision)}

@@ -20,7 +20,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/etcd"
 	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
-	"github.com/bulwark-go/bulwark/integration"
+	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
 // harness runs each case on its own key, with a Source whose client goes
@@ -74,7 +74,6 @@ func TestReadWrite(t *testing.T) {
 	cli := newClient(t, srv.Addr())
 	src := etcd.New(cli, "/bulwark-test/rw")
 	assert.Equal(t, "etcd://"+srv.Addr()+"//bulwark-test/rw", src.String())
-	assert.Equal(t, "/bulwark-test/rw", src.Key())
 
 	snap, err := src.Read(ctx)
 	require.NoError(t, err)

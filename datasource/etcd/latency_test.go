@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/etcd"
 	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
+	"github.com/bulwark-go/bulwark/datasource/internal/latency"
 )
 
 // TestPropagationLatency measures 100 updates, each from the start of a
@@ -34,5 +34,5 @@ func TestPropagationLatency(t *testing.T) {
 
 	lat := rig.Propagation(t, "GET /orders", 100, put)
 	t.Logf("etcd (%s mode) write -> rule active over %d updates: %v",
-		srv.Mode(), len(lat), datasourcetest.Summarize(lat).Round(10*time.Microsecond))
+		srv.Mode(), len(lat), latency.Summarize(lat).Round(10*time.Microsecond))
 }

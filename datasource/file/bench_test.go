@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/file"
 	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
+	"github.com/bulwark-go/bulwark/datasource/internal/latency"
 )
 
 // BenchmarkPropagation measures one update of a flow-rule file, from the
@@ -35,5 +35,5 @@ func BenchmarkPropagation(b *testing.B) {
 	b.ResetTimer()
 	lat := rig.Propagation(b, "GET /orders", b.N, save)
 	b.StopTimer()
-	datasourcetest.Summarize(lat).Report(b)
+	latency.Summarize(lat).Report(b)
 }

@@ -15,11 +15,12 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/atomicfile"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
-// DefaultDebounce is how long Watch lets a burst of file events settle
+// defaultDebounce is how long Watch lets a burst of file events settle
 // after an in-place write before it reads the file.
-const DefaultDebounce = 5 * time.Millisecond
+const defaultDebounce = 5 * time.Millisecond
 
 // Option configures a Source.
 type Option func(*Source)
@@ -35,7 +36,7 @@ func WithPerm(perm fs.FileMode) Option { return func(s *Source) { s.perm = perm.
 func WithPolling() Option { return func(s *Source) { s.polling = true } }
 
 // WithDebounce sets how long Watch waits after the first in-place write
-// event of a burst before it reads the file (default DefaultDebounce); a
+// event of a burst before it reads the file (default 5 ms); a
 // writer that truncates and then writes is then read once, complete.
 // Renames, creations and removals (atomic saves, ConfigMap swaps) are read
 // at once. Zero reads at once after every event.
@@ -79,7 +80,7 @@ func New(path string, opts ...Option) *Source {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	s := &Source{path: path, perm: 0o644, debounce: DefaultDebounce, log: backend.Logger(nil)}
+	s := &Source{path: path, perm: 0o644, debounce: defaultDebounce, log: backend.Logger(nil)}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(s)
@@ -90,9 +91,6 @@ func New(path string, opts ...Option) *Source {
 
 // String returns "file:" and the file's absolute path.
 func (s *Source) String() string { return "file:" + s.path }
-
-// Path returns the file's absolute path.
-func (s *Source) Path() string { return s.path }
 
 // Close marks the Source closed: later calls return datasource.ErrClosed,
 // and a running Watch returns datasource.ErrClosed. It is idempotent.
@@ -149,7 +147,7 @@ func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 	if err := s.checkFile(ctx, fi); err != nil {
 		return datasource.Snapshot{}, err
 	}
-	data, err := datasource.ReadAll(ctx, ctxReader{ctx, f})
+	data, err := limit.ReadAll(ctx, ctxReader{ctx, f})
 	if err != nil {
 		return datasource.Snapshot{}, fmt.Errorf("file: read %s: %w", s.path, err)
 	}
@@ -162,7 +160,7 @@ func (s *Source) checkFile(ctx context.Context, fi fs.FileInfo) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("file: %s is %s, not a regular file", s.path, describe(fi.Mode()))
 	}
-	if err := datasource.CheckSize(ctx, fi.Size()); err != nil {
+	if err := limit.Check(ctx, fi.Size()); err != nil {
 		return fmt.Errorf("file: read %s: %w", s.path, err)
 	}
 	return nil

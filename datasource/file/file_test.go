@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
@@ -51,7 +52,7 @@ func TestConformanceInPlaceWrites(t *testing.T) {
 	newBackend := h.New
 	h.New = func(t *testing.T) datasourcetest.Backend {
 		b := newBackend(t)
-		path := b.Source.(*file.Source).Path()
+		path := strings.TrimPrefix(b.Source.(*file.Source).String(), "file:")
 		b.Put = func(_ context.Context, data []byte) error { return os.WriteFile(path, data, 0o644) }
 		return b
 	}

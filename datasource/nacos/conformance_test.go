@@ -11,7 +11,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/nacos"
-	"github.com/bulwark-go/bulwark/integration"
+	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
 // sdkGoroutines are goroutines that outlive a Source: the nacos SDK's

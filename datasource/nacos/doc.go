@@ -51,7 +51,7 @@
 // config (Nacos: 10 MiB by default, its maxContent property; PolarisMesh:
 // config.contentMaxLength, 20000 characters by default). GetConfig takes no context: Read returns when
 // its context ends, and Close waits for the SDK call it left behind up to
-// [WithCloseWait] (each is bounded by the client's TimeoutMs).
+// 5 s (each is bounded by the client's TimeoutMs).
 //
 // Watching: ListenConfig. Its callbacks are hints for the Readable to read
 // again (an empty callback sometimes comes before the new content: it is
@@ -92,7 +92,7 @@
 // of an existing config as a conflict (creating works); against it,
 // Writable.Write and Update fail with ErrConflict once the document exists.
 // The integration harness builds it with that fixed
-// (integration/tools/polaris/build.sh); real Nacos compares CasMd5 as
+// (internal/integration/tools/polaris/build.sh); real Nacos compares CasMd5 as
 // described above. PolarisMesh v1.18.1 may also answer a config as missing
 // for a moment after a publish (its cache can drop the active release of
 // the old version after storing the new one, both under one key). So a

@@ -26,7 +26,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
 	"github.com/bulwark-go/bulwark/datasource/nacos"
-	"github.com/bulwark-go/bulwark/integration"
+	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
 // sdkDir holds the SDK's logs and caches for the whole test binary: its
@@ -193,7 +193,7 @@ var (
 // is the md5 of the current content. Real Nacos does. PolarisMesh v1.18.1
 // as released does not: its Nacos API layer drops CasMd5 when it converts
 // the request, so it refuses every compare-and-set update of an existing
-// config as a conflict (creating works). integration/tools/polaris/build.sh
+// config as a conflict (creating works). internal/integration/tools/polaris/build.sh
 // applies the fix at build time; this guard makes a server built without it
 // fail loudly, instead of the Sink cases failing with bare conflicts (or
 // being skipped, which is not a pass).
@@ -212,7 +212,7 @@ func requireCAS(t *testing.T, srv *integration.Server) {
 		_, _ = cli.DeleteConfig(vo.ConfigParam{DataId: w.dataID, Group: w.group})
 	})
 	require.True(t, casWorks, "the Nacos server does not honour CasMd5: %s; build PolarisMesh with "+
-		"integration/tools/polaris/build.sh (it applies the CasMd5 fix), or use real Nacos", casReason)
+		"internal/integration/tools/polaris/build.sh (it applies the CasMd5 fix), or use real Nacos", casReason)
 }
 
 // newCutter returns a Cutter in front of srv's HTTP and gRPC ports (P and

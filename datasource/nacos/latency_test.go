@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
+	"github.com/bulwark-go/bulwark/datasource/internal/latency"
 	"github.com/bulwark-go/bulwark/datasource/nacos"
-	"github.com/bulwark-go/bulwark/integration"
+	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
 // TestPropagationLatency measures 50 updates, each from the start of a
@@ -55,9 +55,9 @@ func TestPropagationLatency(t *testing.T) {
 		shown = append(shown, <-visible)
 	}
 	t.Logf("nacos (%s mode) publish -> rule active over %d updates: %v",
-		srv.Mode(), n, datasourcetest.Summarize(lat).Round(time.Millisecond))
+		srv.Mode(), n, latency.Summarize(lat).Round(time.Millisecond))
 	t.Logf("nacos (%s mode) publish -> readable over HTTP (the server alone): %v",
-		srv.Mode(), datasourcetest.Summarize(shown).Round(time.Millisecond))
+		srv.Mode(), latency.Summarize(shown).Round(time.Millisecond))
 }
 
 // served polls the config over HTTP every 10 ms until it reads want and

@@ -23,6 +23,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
 // ReconcileInterval is the reconcile interval recommended for a Readable over
@@ -31,10 +32,10 @@ import (
 // framework's default of 30 s would leave a missed change unseen for long.
 const ReconcileInterval = 10 * time.Second
 
-// DefaultType is the config type sent with every publish unless WithType
+// defaultType is the config type sent with every publish unless WithType
 // says otherwise; it is what Sentinel's dashboard and Spring Cloud Alibaba
 // use for rule documents.
-const DefaultType = "json"
+const defaultType = "json"
 
 // armDelay is how long after ListenConfig a Watch reads the config once to
 // compare with the snapshot it started from: by then the SDK's listen loop
@@ -51,18 +52,8 @@ type Option func(*Source)
 
 // WithType sets the config type ("json", "text", "yaml", ...) sent with every
 // publish, which the Nacos console uses to show the content (default
-// DefaultType). The empty string sends none.
+// "json"). The empty string sends none.
 func WithType(typ string) Option { return func(s *Source) { s.typ = typ } }
-
-// DefaultCloseWait bounds how long Close waits for SDK calls still in
-// flight (WithCloseWait).
-const DefaultCloseWait = 5 * time.Second
-
-// WithCloseWait bounds how long Close waits for the SDK calls of Reads and
-// Writes that returned early because their context ended (default
-// DefaultCloseWait). Zero or less waits until they end (the client's
-// TimeoutMs bounds each).
-func WithCloseWait(d time.Duration) Option { return func(s *Source) { s.closeWait = d } }
 
 // WithLogger sends the Source's debug logs (listener hints, watch start and
 // end) to l. By default it logs nothing; the Readable logs what matters.
@@ -80,9 +71,8 @@ type Source struct {
 	log    *slog.Logger
 	ident  string // String: servers and namespace of the client, group, dataId
 
-	closeWait time.Duration
-	life      backend.Lifecycle // counts the SDK calls of Read and Write (which may give up on one early)
-	present   atomic.Bool       // the last read found the config
+	life    backend.Lifecycle // counts the SDK calls of Read and Write (which may give up on one early)
+	present atomic.Bool       // the last read found the config
 }
 
 var (
@@ -103,12 +93,11 @@ var (
 // listener).
 func New(client config_client.IConfigClient, dataID, group string, opts ...Option) *Source {
 	s := &Source{
-		cli:       client,
-		dataID:    dataID,
-		group:     group,
-		typ:       DefaultType,
-		log:       backend.Logger(nil),
-		closeWait: DefaultCloseWait,
+		cli:    client,
+		dataID: dataID,
+		group:  group,
+		typ:    defaultType,
+		log:    backend.Logger(nil),
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -159,12 +148,6 @@ func describe(client config_client.IConfigClient) (servers, namespace string) {
 // holds no credentials. The Readable names its last-good cache after it.
 func (s *Source) String() string { return s.ident }
 
-// DataID returns the config's dataId.
-func (s *Source) DataID() string { return s.dataID }
-
-// Group returns the config's group.
-func (s *Source) Group() string { return s.group }
-
 // Close marks the Source closed (later calls return datasource.ErrClosed),
 // ends running Watches (they cancel their listener and return
 // datasource.ErrClosed), and waits for SDK calls that a Read or Write gave
@@ -172,8 +155,8 @@ func (s *Source) Group() string { return s.group }
 // client's TimeoutMs, 10 s by default). The client is not closed. Close is
 // idempotent.
 func (s *Source) Close() error {
-	if !s.life.Close(s.closeWait) {
-		return fmt.Errorf("nacos: close %s: SDK calls still waiting for the server after %v", s.name(), s.closeWait)
+	if !s.life.Close(backend.CloseWait) {
+		return fmt.Errorf("nacos: close %s: SDK calls still waiting for the server after %v", s.name(), backend.CloseWait)
 	}
 	return nil
 }
@@ -229,7 +212,7 @@ func (s *Source) read(ctx context.Context) (datasource.Snapshot, error) {
 		if err == nil {
 			// The SDK has the content whole by now (Nacos sends no size
 			// first); what bounds it is the server's limit on a config.
-			if err := datasource.CheckSize(ctx, int64(len(content))); err != nil {
+			if err := limit.Check(ctx, int64(len(content))); err != nil {
 				return datasource.Snapshot{}, fmt.Errorf("nacos: get %s: %w", s.name(), err)
 			}
 			return snapshot(content), nil

@@ -13,7 +13,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/nacos"
-	"github.com/bulwark-go/bulwark/integration"
+	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
 // A config over the read limit is refused, one at the limit is read.

@@ -41,7 +41,7 @@
 // ReadTimeout; only a deadline, and only with ContextTimeoutEnabled,
 // reaches the socket). So Read and Write run their command on a goroutine
 // and return as soon as their context ends; Close waits for such commands
-// up to WithCloseWait (DefaultCloseWait), so a frozen server never holds a
+// up to 5 s, so a frozen server never holds a
 // Readable's Close.
 //
 // # Naming
@@ -81,7 +81,7 @@
 //   - Silent connections. A frozen server or a connection dropped by a
 //     middlebox without a reset delivers no error. When the subscription
 //     has been silent for the health-check interval (WithHealthCheckInterval,
-//     DefaultHealthCheckInterval) Watch sends a PING; if nothing arrives
+//     5 s) Watch sends a PING; if nothing arrives
 //     within another interval, Watch returns an error and the Readable
 //     resyncs as above. Status shows it: WatchErr names the cause, and the
 //     reads that fail while the server is away set Err and count Failures.

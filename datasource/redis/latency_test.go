@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/datasource"
-	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
+	"github.com/bulwark-go/bulwark/datasource/internal/latency"
 	"github.com/bulwark-go/bulwark/datasource/redis"
-	"github.com/bulwark-go/bulwark/integration"
+	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
 // propagation measures n updates, each from the start of another client's
@@ -45,7 +45,7 @@ func propagation(tb testing.TB, n int) ([]time.Duration, integration.Mode) {
 func TestPropagationLatency(t *testing.T) {
 	lat, mode := propagation(t, 100)
 	t.Logf("redis propagation over %d updates (%s mode): %v",
-		len(lat), mode, datasourcetest.Summarize(lat).Round(10*time.Microsecond))
+		len(lat), mode, latency.Summarize(lat).Round(10*time.Microsecond))
 }
 
 // BenchmarkPropagation reports the same measure over b.N updates:
@@ -56,5 +56,5 @@ func BenchmarkPropagation(b *testing.B) {
 	b.ResetTimer()
 	lat, _ := propagation(b, n)
 	b.StopTimer()
-	datasourcetest.Summarize(lat).Report(b)
+	latency.Summarize(lat).Report(b)
 }

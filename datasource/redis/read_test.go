@@ -12,7 +12,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/redis"
-	"github.com/bulwark-go/bulwark/integration"
+	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
 // A document over the read limit is refused, one at the limit is read;

@@ -15,23 +15,20 @@ import (
 
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
-// DefaultHealthCheckInterval is how long Watch lets the subscription stay
+// defaultHealthCheckInterval is how long Watch lets the subscription stay
 // silent before it sends a PING, and how long it then waits for the answer
 // before it declares the subscription broken.
-const DefaultHealthCheckInterval = 5 * time.Second
-
-// DefaultCloseWait bounds how long Close waits for commands still in
-// flight (WithCloseWait).
-const DefaultCloseWait = 5 * time.Second
+const defaultHealthCheckInterval = 5 * time.Second
 
 // Option configures a Source.
 type Option func(*Source)
 
 // WithHealthCheckInterval sets how long Watch waits on a silent
 // subscription before it sends a PING, and how long it waits for the PONG
-// before Watch returns an error (default DefaultHealthCheckInterval). A
+// before Watch returns an error (default 5 s). A
 // server that is frozen, or a connection that a middlebox dropped without
 // a reset, is so noticed within twice this interval. Zero or less keeps
 // the default.
@@ -43,11 +40,12 @@ func WithHealthCheckInterval(d time.Duration) Option {
 	}
 }
 
-// WithCloseWait bounds how long Close waits for the commands of Reads and
+// withCloseWait bounds how long Close waits for the commands of Reads and
 // Writes that returned early because their context ended (default
-// DefaultCloseWait); such a command ends when the server answers or the
-// client's ReadTimeout passes. Zero or less waits without bound.
-func WithCloseWait(d time.Duration) Option { return func(s *Source) { s.closeWait = d } }
+// backend.CloseWait, 5 s); such a command ends when the server answers or
+// the client's ReadTimeout passes. Zero or less waits without bound. Tests
+// shorten it.
+func withCloseWait(d time.Duration) Option { return func(s *Source) { s.closeWait = d } }
 
 // WithServers sets the server addresses that the Source's name (String)
 // shows, for a client that does not tell them: a failover (Sentinel)
@@ -101,8 +99,8 @@ func New(client goredis.UniversalClient, key, channel string, opts ...Option) *S
 		client:    client,
 		key:       key,
 		channel:   channel,
-		health:    DefaultHealthCheckInterval,
-		closeWait: DefaultCloseWait,
+		health:    defaultHealthCheckInterval,
+		closeWait: backend.CloseWait,
 		log:       backend.Logger(nil),
 	}
 	s.servers, s.db = describe(client)
@@ -145,12 +143,6 @@ func describe(client goredis.UniversalClient) (addrs string, db int) {
 func (s *Source) String() string {
 	return "redis://" + s.servers + "/" + strconv.Itoa(s.db) + "/" + s.key
 }
-
-// Key returns the key that holds the document.
-func (s *Source) Key() string { return s.key }
-
-// Channel returns the channel that announces changes.
-func (s *Source) Channel() string { return s.channel }
 
 // Close marks the Source closed: later calls return datasource.ErrClosed,
 // and a running Watch returns datasource.ErrClosed. It waits, up to
@@ -207,8 +199,8 @@ func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 }
 
 func (s *Source) read(ctx context.Context) (datasource.Snapshot, error) {
-	limit := datasource.ReadLimit(ctx)
-	if limit <= 0 {
+	maxLen := limit.Of(ctx)
+	if maxLen <= 0 {
 		data, err := s.client.Get(ctx, s.key).Bytes()
 		if errors.Is(err, goredis.Nil) {
 			return datasource.Snapshot{Missing: true}, nil
@@ -223,7 +215,7 @@ func (s *Source) read(ctx context.Context) (datasource.Snapshot, error) {
 	_, err := s.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		exists = p.Exists(ctx, s.key)
 		size = p.StrLen(ctx, s.key)
-		head = p.GetRange(ctx, s.key, 0, limit-1)
+		head = p.GetRange(ctx, s.key, 0, maxLen-1)
 		return nil
 	})
 	if err != nil {
@@ -232,7 +224,7 @@ func (s *Source) read(ctx context.Context) (datasource.Snapshot, error) {
 	if exists.Val() == 0 {
 		return datasource.Snapshot{Missing: true}, nil
 	}
-	if err := datasource.CheckSize(ctx, size.Val()); err != nil {
+	if err := limit.Check(ctx, size.Val()); err != nil {
 		return datasource.Snapshot{}, err
 	}
 	data := []byte(head.Val())

@@ -19,7 +19,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
 	"github.com/bulwark-go/bulwark/datasource/redis"
-	"github.com/bulwark-go/bulwark/integration"
+	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
 // testHealth is the health-check interval of the Sources under test: short,

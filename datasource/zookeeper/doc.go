@@ -83,7 +83,7 @@
 // Calls honour their context: each go-zookeeper call (which takes none)
 // runs in a goroutine that the Source counts; a cancelled caller returns
 // at once, and Close waits for the goroutines still in flight, up to
-// WithCloseWait. Such a call ends when the server answers or when
+// 5 s. Such a call ends when the server answers or when
 // go-zookeeper drops the connection (after two thirds of the session
 // timeout without an answer) or is closed.
 //

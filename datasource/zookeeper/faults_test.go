@@ -19,8 +19,8 @@ import (
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
-	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
+	"github.com/bulwark-go/bulwark/datasource/internal/latency"
 	"github.com/bulwark-go/bulwark/datasource/zookeeper"
 )
 
@@ -389,5 +389,5 @@ func TestPropagationLatency(t *testing.T) {
 		require.NoError(t, zkCall(ctx, func() error { _, err := writer.Set(path, flowDoc(i), -1); return err }))
 	})
 	t.Logf("zookeeper (%s mode) write → rule active over %d updates: %v",
-		srv.Mode(), n, datasourcetest.Summarize(lat))
+		srv.Mode(), n, latency.Summarize(lat))
 }

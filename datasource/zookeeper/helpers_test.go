@@ -14,7 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bulwark-go/bulwark/integration"
+	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
 // quiet is a go-zookeeper logger that drops everything: the client logs

@@ -14,17 +14,12 @@ import (
 
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
-// Defaults of the options.
-const (
-	// DefaultSessionCheck is how often Watch looks at the connection's
-	// state (WithSessionCheck).
-	DefaultSessionCheck = 100 * time.Millisecond
-	// DefaultCloseWait bounds how long Close waits for calls still in
-	// flight (WithCloseWait).
-	DefaultCloseWait = 5 * time.Second
-)
+// defaultSessionCheck is how often Watch looks at the connection's state
+// (WithSessionCheck).
+const defaultSessionCheck = 100 * time.Millisecond
 
 // ErrNoSession is wrapped by the errors of calls made while the connection
 // has no ZooKeeper session (disconnected, reconnecting, expired, closed):
@@ -44,7 +39,7 @@ func WithACL(acl ...zk.ACL) Option {
 }
 
 // WithSessionCheck sets how often Watch checks the connection's state
-// (default DefaultSessionCheck): a watch ends, with an error wrapping
+// (default 100 ms): a watch ends, with an error wrapping
 // ErrNoSession, at most this long after the connection lost its session.
 func WithSessionCheck(d time.Duration) Option {
 	return func(s *Source) {
@@ -70,9 +65,10 @@ func WithServers(servers ...string) Option {
 	}
 }
 
-// WithCloseWait bounds how long Close waits for ZooKeeper calls still in
-// flight (default DefaultCloseWait). Zero or less waits without bound.
-func WithCloseWait(d time.Duration) Option { return func(s *Source) { s.closeWait = d } }
+// withCloseWait bounds how long Close waits for ZooKeeper calls still in
+// flight (default backend.CloseWait, 5 s). Zero or less waits without
+// bound. Tests shorten it.
+func withCloseWait(d time.Duration) Option { return func(s *Source) { s.closeWait = d } }
 
 // WithLogger sends the Source's debug logs to l: each watch armed (with
 // the node's revision), each event it reports, the session lost. By
@@ -110,8 +106,8 @@ func New(conn *zk.Conn, path string, opts ...Option) *Source {
 		conn:      conn,
 		path:      path,
 		acl:       zk.WorldACL(zk.PermAll),
-		check:     DefaultSessionCheck,
-		closeWait: DefaultCloseWait,
+		check:     defaultSessionCheck,
+		closeWait: backend.CloseWait,
 		log:       backend.Logger(nil),
 	}
 	for _, opt := range opts {
@@ -133,9 +129,6 @@ func New(conn *zk.Conn, path string, opts ...Option) *Source {
 func (s *Source) String() string {
 	return "zk://" + strings.Join(s.servers, ",") + s.path
 }
-
-// Path returns the node's path.
-func (s *Source) Path() string { return s.path }
 
 // Close marks the Source closed (later calls return datasource.ErrClosed),
 // makes a running Watch return datasource.ErrClosed, and waits, up to
@@ -161,7 +154,7 @@ func (s *Source) Close() error {
 // then Gets the data and checks its length again (the node may have grown
 // in between).
 func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
-	if limit := datasource.ReadLimit(ctx); limit > 0 {
+	if limit.Of(ctx) > 0 {
 		r, err := call(ctx, s, "exists", func() (got, error) {
 			ok, stat, err := s.conn.Exists(s.path)
 			return got{exists: ok, stat: stat}, err
@@ -172,7 +165,7 @@ func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 		case !r.exists:
 			return datasource.Snapshot{Missing: true}, nil
 		}
-		if err := datasource.CheckSize(ctx, int64(r.stat.DataLength)); err != nil {
+		if err := limit.Check(ctx, int64(r.stat.DataLength)); err != nil {
 			return datasource.Snapshot{}, fmt.Errorf("zookeeper: get %s: %w", s.path, err)
 		}
 	}
@@ -186,7 +179,7 @@ func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 	case err != nil:
 		return datasource.Snapshot{}, err
 	}
-	if err := datasource.CheckSize(ctx, int64(len(r.data))); err != nil {
+	if err := limit.Check(ctx, int64(len(r.data))); err != nil {
 		return datasource.Snapshot{}, fmt.Errorf("zookeeper: get %s: %w", s.path, err)
 	}
 	return datasource.Snapshot{Data: r.data, Revision: revision(r.stat)}, nil

@@ -140,11 +140,11 @@ func write(ctx context.Context, src *zookeeper.Source, doc []byte) error {
 	}
 	snap, err := src.Write(ctx, doc, cur.Revision)
 	if errors.Is(err, datasource.ErrConflict) {
-		return fmt.Errorf("someone changed %s meanwhile, try again: %w", src.Path(), err)
+		return fmt.Errorf("someone changed %s meanwhile, try again: %w", src, err)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Printf("wrote %s at revision %s\n", src.Path(), snap.Revision)
+	fmt.Printf("wrote %s at revision %s\n", src, snap.Revision)
 	return nil
 }

@@ -12,6 +12,11 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 )
 
+// CloseWait is the default bound on how long a backend's Close waits for
+// the calls Go runs: such a call ends when the server answers or the
+// client's own timeout passes.
+const CloseWait = 5 * time.Second
+
 // Lifecycle is a Source's open or closed state. Close refuses later
 // calls, ends every running Watch and waits, up to a bound, for the calls
 // that Go runs. The zero Lifecycle is open.

@@ -16,6 +16,7 @@ import (
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/rule"
 	"github.com/bulwark-go/bulwark/datasource"
 )
 
@@ -92,7 +93,7 @@ func changeLines(removed, added []flow.Rule) []string {
 
 func origin(r flow.Rule) string {
 	if r.LimitApp == "" {
-		return flow.LimitAppDefault
+		return rule.LimitAppDefault
 	}
 	return r.LimitApp
 }
@@ -257,7 +258,7 @@ func EnvOr(key, def string) string {
 // describe prints a rule the way an operator reads it.
 func describe(r flow.Rule) string {
 	s := fmt.Sprintf("%s: %v %s", r.Resource, r.Count, r.Grade)
-	if origin(r) != flow.LimitAppDefault {
+	if origin(r) != rule.LimitAppDefault {
 		s += " for " + r.LimitApp
 	}
 	if r.ControlBehavior != 0 {

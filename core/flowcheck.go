@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/rule"
 	"github.com/bulwark-go/bulwark/internal/flowcontrol"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
@@ -42,19 +43,25 @@ type flowCheck struct {
 
 func limitApp(r flow.Rule) string {
 	if r.LimitApp == "" {
-		return flow.LimitAppDefault
+		return rule.LimitAppDefault
 	}
 	return r.LimitApp
 }
 
 func originRank(r flow.Rule) int {
 	switch limitApp(r) {
-	case flow.LimitAppDefault:
+	case rule.LimitAppDefault:
 		return 2
-	case flow.LimitAppOther:
+	case rule.LimitAppOther:
 		return 1
 	}
 	return 0
+}
+
+// appliesLocally reports whether r is enforced by this process: always,
+// except a cluster-mode rule without local fallback.
+func appliesLocally(r flow.Rule) bool {
+	return !r.ClusterMode || r.ClusterConfig.FallbackToLocalWhenFail
 }
 
 func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
@@ -62,7 +69,7 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	next.flow = make(map[string]*flowSet)
 	reused := map[*flowCheck]bool{} // each old controller goes to one new rule
 	for _, r := range rules {
-		if !r.AppliesLocally() {
+		if !appliesLocally(r) {
 			continue
 		}
 		fs := next.flow[r.Resource]
@@ -82,10 +89,10 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 		}
 		fc.block = &BlockError{Kind: BlockFlow, Resource: r.Resource, Rule: r}
 		la := limitApp(r)
-		if la != flow.LimitAppDefault && la != flow.LimitAppOther {
+		if la != rule.LimitAppDefault && la != rule.LimitAppOther {
 			fs.named[la] = true
 		}
-		if la != flow.LimitAppDefault && r.Strategy == flow.Direct {
+		if la != rule.LimitAppDefault && r.Strategy == flow.Direct {
 			fs.needOrigin = true
 		}
 		switch r.Strategy {
@@ -128,9 +135,9 @@ func (fc *flowCheck) node(fs *flowSet, en *Entry) *stat.Node {
 	la := limitApp(fc.rule)
 	var direct *stat.Node
 	switch {
-	case la == flow.LimitAppDefault:
+	case la == rule.LimitAppDefault:
 		direct = fs.stats.node
-	case la == flow.LimitAppOther:
+	case la == rule.LimitAppOther:
 		if en.origin == "" || fs.named[en.origin] {
 			return nil
 		}
@@ -185,7 +192,7 @@ func describeFlow(r flow.Rule) string {
 	if r.Grade == flow.GradeQPS && r.ControlBehavior != flow.Reject {
 		fmt.Fprintf(&b, " %s", r.ControlBehavior)
 	}
-	if la := limitApp(r); la != flow.LimitAppDefault {
+	if la := limitApp(r); la != rule.LimitAppDefault {
 		fmt.Fprintf(&b, " limitApp=%s", la)
 	}
 	if r.Strategy != flow.Direct {

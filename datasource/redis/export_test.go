@@ -1,0 +1,4 @@
+package redis
+
+// WithCloseWait lets tests shorten how long Close waits for calls in flight.
+var WithCloseWait = withCloseWait
