@@ -235,10 +235,6 @@ func TestPartial(t *testing.T) {
 		assert.False(t, de.Partial, doc)
 		assert.Nil(t, rules, doc)
 	}
-	rules, err = FlowRules(WithMaxSize(10)).Convert([]byte(`[{"resource":"a","count":1}]`))
-	assert.ErrorIs(t, err, ErrTooLarge)
-	assert.NotErrorAs(t, err, &de)
-	assert.Nil(t, rules)
 }
 
 func TestEveryCodecInspectsAndPatches(t *testing.T) {

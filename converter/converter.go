@@ -50,32 +50,6 @@ type Patcher[T any] interface {
 	EncodeOver(prev []byte, v T) ([]byte, error)
 }
 
-// defaultMaxSize is the document size limit unless WithMaxSize says
-// otherwise: 4 MiB.
-const defaultMaxSize = 4 << 20
-
-// Option configures a codec.
-type Option func(*options)
-
-type options struct {
-	maxSize int
-}
-
-// WithMaxSize sets the largest document, in bytes, that Convert accepts
-// and Encode produces; beyond it they return an error wrapping
-// ErrTooLarge. n <= 0 removes the limit.
-func WithMaxSize(n int) Option {
-	return func(o *options) { o.maxSize = n }
-}
-
-func newOptions(opts []Option) options {
-	o := options{maxSize: defaultMaxSize}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return o
-}
-
 // kind is everything the codec of one rule type needs.
 type kind[T any] struct {
 	object *object[T]
@@ -135,8 +109,7 @@ var (
 
 // list is the codec of a JSON array of rules of one kind.
 type list[T any] struct {
-	k    *kind[T]
-	opts options
+	k *kind[T]
 }
 
 // Convert decodes a JSON array of rules. null decodes to no rules; an
@@ -160,7 +133,7 @@ func (c list[T]) Inspect(data []byte) ([]T, []Problem, error) {
 }
 
 func (c list[T]) decode(data []byte, rec *listRec) ([]T, []Problem, *decoder, error) {
-	d, err := start(data, c.opts.maxSize)
+	d, err := start(data)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -178,7 +151,7 @@ func (c list[T]) decode(data []byte, rec *listRec) ([]T, []Problem, *decoder, er
 
 // Encode writes the rules as a JSON array, one rule per line.
 func (c list[T]) Encode(rules []T) ([]byte, error) {
-	e := encoder{maxSize: c.opts.maxSize}
+	e := encoder{}
 	encodeList(&e, "", c.k, rules)
 	return e.result()
 }
@@ -204,31 +177,31 @@ var (
 )
 
 // FlowRules decodes and encodes a JSON array of Java FlowRules.
-func FlowRules(opts ...Option) Codec[[]flow.Rule] {
-	return list[flow.Rule]{flowKind, newOptions(opts)}
+func FlowRules() Codec[[]flow.Rule] {
+	return list[flow.Rule]{flowKind}
 }
 
 // CircuitBreakerRules decodes and encodes a JSON array of Java
 // DegradeRules (plus grade 100, "avgRt", and rtSlowRequestAmount).
-func CircuitBreakerRules(opts ...Option) Codec[[]circuitbreaker.Rule] {
-	return list[circuitbreaker.Rule]{cbKind, newOptions(opts)}
+func CircuitBreakerRules() Codec[[]circuitbreaker.Rule] {
+	return list[circuitbreaker.Rule]{cbKind}
 }
 
 // SystemRules decodes and encodes a JSON array of Java SystemRules.
-func SystemRules(opts ...Option) Codec[[]system.Rule] {
-	return list[system.Rule]{sysKind, newOptions(opts)}
+func SystemRules() Codec[[]system.Rule] {
+	return list[system.Rule]{sysKind}
 }
 
 // AuthorityRules decodes and encodes a JSON array of Java AuthorityRules
 // (or of the dashboard's entities wrapping them).
-func AuthorityRules(opts ...Option) Codec[[]authority.Rule] {
-	return list[authority.Rule]{authKind, newOptions(opts)}
+func AuthorityRules() Codec[[]authority.Rule] {
+	return list[authority.Rule]{authKind}
 }
 
 // HotspotRules decodes and encodes a JSON array of Java ParamFlowRules
 // (or of the dashboard's entities wrapping them).
-func HotspotRules(opts ...Option) Codec[[]hotspot.Rule] {
-	return list[hotspot.Rule]{hotKind, newOptions(opts)}
+func HotspotRules() Codec[[]hotspot.Rule] {
+	return list[hotspot.Rule]{hotKind}
 }
 
 // Rules is the value of a rule-set document: rules of every kind, applied
@@ -242,11 +215,11 @@ type Rules = core.RuleSet
 //
 // The document is the whole state: a kind left out (or null) means no
 // rules of that kind. Paths in errors start with the key: "flow[2].count".
-func RuleSet(opts ...Option) Codec[Rules] {
-	return ruleSet{newOptions(opts)}
+func RuleSet() Codec[Rules] {
+	return ruleSet{}
 }
 
-type ruleSet struct{ opts options }
+type ruleSet struct{}
 
 // Rule-set keys: Java's names of the kinds.
 const (
@@ -278,7 +251,7 @@ type setRec [len(kindKeys)]listRec
 
 func (c ruleSet) decode(data []byte, recs *setRec) (Rules, []Problem, *decoder, error) {
 	var rs Rules
-	d, err := start(data, c.opts.maxSize)
+	d, err := start(data)
 	if err != nil {
 		return rs, nil, nil, err
 	}
@@ -345,7 +318,7 @@ func (c ruleSet) decode(data []byte, recs *setRec) (Rules, []Problem, *decoder, 
 
 // Encode writes every kind, an empty array for a kind without rules.
 func (c ruleSet) Encode(rs Rules) ([]byte, error) {
-	e := encoder{maxSize: c.opts.maxSize}
+	e := encoder{}
 	e.buf = append(e.buf, "{\n"...)
 	encodeList(&e, keyFlow, flowKind, rs.Flow)
 	e.buf = append(e.buf, ",\n"...)

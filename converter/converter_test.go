@@ -273,28 +273,6 @@ func TestRuleSet(t *testing.T) {
 	assert.Equal(t, Rules{}, rs)
 }
 
-func TestMaxSize(t *testing.T) {
-	doc := []byte(`[{"resource":"a","count":1}]`)
-	_, err := FlowRules(WithMaxSize(10)).Convert(doc)
-	assert.ErrorIs(t, err, ErrTooLarge)
-	assert.Contains(t, err.Error(), "converter: document of 28 bytes is over the 10-byte limit")
-	_, err = FlowRules(WithMaxSize(28)).Convert(doc)
-	assert.NoError(t, err)
-	_, err = FlowRules(WithMaxSize(0)).Convert(doc)
-	assert.NoError(t, err)
-	_, err = RuleSet(WithMaxSize(1)).Convert([]byte(`{}`))
-	assert.ErrorIs(t, err, ErrTooLarge)
-
-	big := plainFlowDoc(30000)
-	require.Greater(t, len(big), defaultMaxSize)
-	_, err = FlowRules().Convert(big)
-	assert.ErrorIs(t, err, ErrTooLarge)
-
-	rules := []flow.Rule{{Resource: "a", Grade: flow.GradeQPS, Count: 1}}
-	_, err = FlowRules(WithMaxSize(50)).Encode(rules)
-	assert.ErrorIs(t, err, ErrTooLarge)
-}
-
 func TestEncodeJavaShape(t *testing.T) {
 	out, err := FlowRules().Encode([]flow.Rule{{Resource: "a<b>", LimitApp: "default", Grade: flow.GradeQPS, Count: 10,
 		ControlBehavior: flow.WarmUp, WarmUpPeriodSec: 10, MaxQueueingTimeMs: 500}})

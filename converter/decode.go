@@ -677,10 +677,7 @@ func (d *decoder) result() *DecodeError {
 
 // start checks the document's size and that it is not blank, and skips a
 // byte order mark.
-func start(data []byte, maxSize int) (*decoder, error) {
-	if maxSize > 0 && len(data) > maxSize {
-		return nil, fmt.Errorf("converter: document of %d bytes is over the %d-byte limit: %w", len(data), maxSize, ErrTooLarge)
-	}
+func start(data []byte) (*decoder, error) {
 	d := &decoder{scanner: scanner{data: data}, rule: -1}
 	if len(data) >= len(bom) && string(data[:len(bom)]) == bom {
 		d.pos = len(bom)

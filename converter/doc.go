@@ -97,9 +97,10 @@
 //	flow[1] "GET /orders": clusterConfig.flowId: expected an integer, found a string
 //
 // and a document that is not JSON says where: "3:17: not valid JSON:
-// expected ',' or ']', found '}'". A document over the size limit
-// ([WithMaxSize], 4 MiB by default) fails with [ErrTooLarge] before it is
-// read.
+// expected ',' or ']', found '}'". The converters decode what they are
+// given: the size limit of a document belongs to whoever reads it (the
+// datasource framework refuses an oversized document while reading it,
+// datasource.WithMaxSize).
 //
 // When every problem is inside individual rules, the error is partial
 // ([DecodeError].Partial) and Convert returns, with it, every rule

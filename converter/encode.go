@@ -19,7 +19,6 @@ import (
 // decodes: a rule that does not is reported as a Problem (ErrInvalid).
 type encoder struct {
 	buf      []byte
-	maxSize  int
 	problems []Problem
 	tmp      bytes.Buffer
 	enc      *json.Encoder
@@ -98,19 +97,12 @@ func encodeRule[T any](e *encoder, prefix string, k *kind[T], i int, given *T) {
 	e.marshal(v)
 }
 
-func tooLarge(n, limit int) error {
-	return fmt.Errorf("converter: encoded document of %d bytes is over the %d-byte limit: %w", n, limit, ErrTooLarge)
-}
-
 func (e *encoder) result() ([]byte, error) {
 	if len(e.problems) > 0 {
 		return nil, &DecodeError{Problems: e.problems}
 	}
 	if len(e.buf) > 0 && e.buf[len(e.buf)-1] != '\n' {
 		e.buf = append(e.buf, '\n')
-	}
-	if e.maxSize > 0 && len(e.buf) > e.maxSize {
-		return nil, tooLarge(len(e.buf), e.maxSize)
 	}
 	return e.buf, nil
 }

@@ -18,9 +18,6 @@ var (
 	// (an unknown enum value, a fraction where Java has an int, a value
 	// out of range, a rule that fails its Validate).
 	ErrInvalid = errors.New("converter: invalid rule")
-	// ErrTooLarge: the document is larger than the size limit
-	// (see WithMaxSize).
-	ErrTooLarge = errors.New("converter: document too large")
 	// ErrIgnored is the Err of a warning (see [Inspector]): a field that
 	// an older Sentinel release wrote and today's Java ignores was
 	// accepted and ignored. It is never part of a *DecodeError.
@@ -95,8 +92,7 @@ func (p Problem) Unwrap() error { return p.Err }
 // (possibly none). A lenient consumer may apply it; a strict one refuses
 // the document. A problem of the document as a whole (not JSON, not an
 // array, an empty document, an unknown rule-set key) leaves Partial false
-// and the value returned is the zero value. An error wrapping ErrTooLarge
-// is not a *DecodeError.
+// and the value returned is the zero value.
 type DecodeError struct {
 	Problems []Problem
 	// Partial: the value returned with this error holds every rule

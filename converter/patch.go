@@ -46,9 +46,6 @@ func (c list[T]) encodeOver(prev []byte, rules []T) (out []byte, fellBack bool, 
 	out = append(out, prev[:rec.open]...)
 	out = append(out, arr...)
 	out = append(out, prev[rec.close+1:]...)
-	if c.opts.maxSize > 0 && len(out) > c.opts.maxSize {
-		return nil, false, tooLarge(len(out), c.opts.maxSize)
-	}
 	if back, err := c.Convert(out); err != nil || !equalLists(c.k, back, rules) {
 		return fresh, true, nil
 	}
@@ -141,9 +138,6 @@ func (c ruleSet) encodeOver(prev []byte, rs Rules) (out []byte, fellBack bool, e
 		}
 	}
 	out = append(out, prev[pos:]...)
-	if c.opts.maxSize > 0 && len(out) > c.opts.maxSize {
-		return nil, false, tooLarge(len(out), c.opts.maxSize)
-	}
 	back, err := c.Convert(out)
 	if err != nil || !equalLists(flowKind, back.Flow, rs.Flow) || !equalLists(cbKind, back.CircuitBreaker, rs.CircuitBreaker) ||
 		!equalLists(sysKind, back.System, rs.System) || !equalLists(authKind, back.Authority, rs.Authority) ||

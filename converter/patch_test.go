@@ -288,9 +288,4 @@ func TestEncodeOverFallsBack(t *testing.T) {
 	out, err := FlowRules().(Patcher[[]flow.Rule]).EncodeOver(prev, old)
 	require.NoError(t, err)
 	assert.Equal(t, `[{"id":1,"resource":"a","count":1}]`, string(out))
-
-	// The size limit holds for what is written.
-	_, err = FlowRules(WithMaxSize(60)).(Patcher[[]flow.Rule]).EncodeOver([]byte(`[{"id":1,"app":"some-application","resource":"a","count":1}]`),
-		[]flow.Rule{{Resource: "a", LimitApp: "default", Grade: flow.GradeQPS, Count: 2, WarmUpPeriodSec: 10, MaxQueueingTimeMs: 500}})
-	assert.ErrorIs(t, err, ErrTooLarge)
 }

@@ -69,10 +69,6 @@ var (
 	// (see WaitApplied) did not apply it: the document was rejected (the
 	// error also wraps the decode or validation error) or the wait timed out.
 	ErrNotApplied = errors.New("datasource: written but not applied")
-	// ErrNotReadable: the Sink given to NewWritable is not also a Source.
-	ErrNotReadable = errors.New("datasource: sink is not a source")
-	// ErrNoDecoder: Writable.Read and Update need a converter.Codec.
-	ErrNoDecoder = errors.New("datasource: encoder is not a codec")
 	// ErrTooLarge: the document is larger than the size limit
 	// (WithMaxSize); it was refused while it was read.
 	ErrTooLarge = limit.ErrTooLarge
@@ -136,3 +132,10 @@ func named(name, format string, args ...any) error {
 	}
 	return fmt.Errorf("datasource: %s: "+format, append([]any{name}, args...)...)
 }
+
+// Mistakes in wiring a Writable, reported by the calls that need what is
+// missing (not conditions a caller branches on).
+var (
+	errNotReadable = errors.New("datasource: the Sink given to NewWritable is not also a Source")
+	errNoDecoder   = errors.New("datasource: Writable.Read and Update need an encoder that is also a converter.Converter")
+)

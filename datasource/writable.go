@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"log/slog"
 	"time"
 
@@ -59,7 +60,7 @@ func NewWritable[T any](sink Sink, enc converter.Encoder[T], opts ...Option) *Wr
 func (w *Writable[T]) Read(ctx context.Context) (T, string, error) {
 	var zero T
 	if w.dec == nil {
-		return zero, "", named(w.name, "read: %w", ErrNoDecoder)
+		return zero, "", named(w.name, "read: %w", errNoDecoder)
 	}
 	snap, err := w.read(ctx)
 	if err != nil {
@@ -100,7 +101,7 @@ func (w *Writable[T]) Write(ctx context.Context, v T, revision string) error {
 // nothing.
 func (w *Writable[T]) Update(ctx context.Context, fn func(T) (T, error)) error {
 	if w.dec == nil {
-		return named(w.name, "update: %w", ErrNoDecoder)
+		return named(w.name, "update: %w", errNoDecoder)
 	}
 	var lastErr error
 	for attempt := 1; attempt <= w.opts.updateAttempts; attempt++ {
@@ -154,7 +155,7 @@ const (
 
 func (w *Writable[T]) read(ctx context.Context) (Snapshot, error) {
 	if w.src == nil {
-		return Snapshot{}, named(w.name, "read: %w", ErrNotReadable)
+		return Snapshot{}, named(w.name, "read: %w", errNotReadable)
 	}
 	snap, err := w.src.Read(WithReadLimit(ctx, w.opts.maxSize))
 	if err != nil {
@@ -186,6 +187,10 @@ func (w *Writable[T]) decode(snap Snapshot) (T, error) {
 }
 
 func (w *Writable[T]) write(ctx context.Context, data []byte, expect string) (Snapshot, error) {
+	// What readers with the same limit would refuse is not written.
+	if err := limit.Check(limit.With(ctx, w.opts.maxSize), int64(len(data))); err != nil {
+		return Snapshot{}, named(w.name, "write: %w", err)
+	}
 	out, err := w.sink.Write(ctx, data, expect)
 	if err != nil {
 		return Snapshot{}, named(w.name, "write: %w (expected revision %q)", err, expect)

@@ -99,14 +99,27 @@ func TestUpdateFnErrorAndNoop(t *testing.T) {
 func TestWritableNeedsCodecAndSource(t *testing.T) {
 	f := &fake{}
 	w := datasource.NewWritable[[]string](f, encoderOnly{})
-	require.ErrorIs(t, w.Update(t.Context(), func(v []string) ([]string, error) { return v, nil }), datasource.ErrNoDecoder)
+	require.ErrorContains(t, w.Update(t.Context(), func(v []string) ([]string, error) { return v, nil }), "need an encoder that is also a converter.Converter")
 	_, _, err := w.Read(t.Context())
-	require.ErrorIs(t, err, datasource.ErrNoDecoder)
+	require.ErrorContains(t, err, "need an encoder that is also a converter.Converter")
 
 	wo := datasource.NewWritable(writeOnly{}, codec{})
-	require.ErrorIs(t, wo.Update(t.Context(), func(v []string) ([]string, error) { return v, nil }), datasource.ErrNotReadable)
+	require.ErrorContains(t, wo.Update(t.Context(), func(v []string) ([]string, error) { return v, nil }), "is not also a Source")
 	wo2 := datasource.NewWritable[[]string](writeOnly{}, encoderOnly{})
 	require.NoError(t, wo2.Write(t.Context(), []string{"a"}, "x"), "Write needs no Source")
+}
+
+// A Writable does not store what a Readable with the same size limit
+// would refuse.
+func TestWritableMaxSize(t *testing.T) {
+	f := &fake{}
+	w := datasource.NewWritable(f, codec{}, datasource.WithMaxSize(8))
+	err := w.Write(t.Context(), []string{"a-long-value"}, "")
+	require.ErrorIs(t, err, datasource.ErrTooLarge)
+	snap, rerr := f.Read(t.Context())
+	require.NoError(t, rerr)
+	assert.Empty(t, snap.Data, "nothing was written")
+	require.NoError(t, w.Write(t.Context(), []string{"a"}, ""))
 }
 
 func TestWaitApplied(t *testing.T) {

@@ -240,7 +240,7 @@ func errKind(err error) int {
 	case errors.As(err, &verr) && verr.Applied:
 		return partial
 	case errors.As(err, &verr), errors.As(err, &derr),
-		errors.Is(err, converter.ErrSyntax), errors.Is(err, converter.ErrInvalid), errors.Is(err, converter.ErrTooLarge),
+		errors.Is(err, converter.ErrSyntax), errors.Is(err, converter.ErrInvalid),
 		errors.Is(err, datasource.ErrTooLarge):
 		return rejected
 	}
