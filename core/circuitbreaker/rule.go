@@ -47,10 +47,10 @@ func (g Grade) String() string {
 	return fmt.Sprintf("Grade(%d)", int(g))
 }
 
-// DefaultRTSlowRequestAmount is the number of calls AvgRT lets pass while
+// defaultRTSlowRequestAmount is the number of calls AvgRT lets pass while
 // the average RT is too high, when RTSlowRequestAmount is 0 (Sentinel's
 // DEGRADE_DEFAULT_SLOW_REQUEST_AMOUNT).
-const DefaultRTSlowRequestAmount = 5
+const defaultRTSlowRequestAmount = 5
 
 // Java's defaults of the fields whose zero value stands for them.
 const (
@@ -102,14 +102,14 @@ type Rule struct {
 	StatIntervalMs int
 	// RTSlowRequestAmount is, for AvgRT, how many calls pass while the
 	// average RT is at or above Count before the breaker opens. Zero
-	// value: DefaultRTSlowRequestAmount. Other grades ignore it.
+	// value: 5. Other grades ignore it.
 	RTSlowRequestAmount int
 }
 
 // WithDefaults returns r with Java's default in place of every field whose
 // zero value stands for it: LimitApp "default", MinRequestAmount 5,
 // SlowRatioThreshold 1.0, StatIntervalMs 1000 and RTSlowRequestAmount
-// DefaultRTSlowRequestAmount. It is idempotent.
+// 5. It is idempotent.
 func (r Rule) WithDefaults() Rule {
 	if r.LimitApp == "" {
 		r.LimitApp = rule.LimitAppDefault
@@ -124,7 +124,7 @@ func (r Rule) WithDefaults() Rule {
 		r.StatIntervalMs = defaultStatIntervalMs
 	}
 	if r.RTSlowRequestAmount == 0 {
-		r.RTSlowRequestAmount = DefaultRTSlowRequestAmount
+		r.RTSlowRequestAmount = defaultRTSlowRequestAmount
 	}
 	return r
 }
@@ -173,7 +173,7 @@ func (r Rule) Validate() error {
 		bad("grade", "must be 0 (slowRequestRatio), 1 (errorRatio), 2 (errorCount) or 100 (avgRt), got %d", int(r.Grade))
 	}
 	if r.RTSlowRequestAmount < 0 {
-		bad("rtSlowRequestAmount", "must be >= 0 (0 means %d)", DefaultRTSlowRequestAmount)
+		bad("rtSlowRequestAmount", "must be >= 0 (0 means %d)", defaultRTSlowRequestAmount)
 	}
 	return errors.Join(errs...)
 }

@@ -77,7 +77,7 @@ func TestWithDefaults(t *testing.T) {
 	r := Rule{Resource: "r", Grade: ErrorRatio, Count: 0.5, TimeWindow: 10}
 	require.NoError(t, r.Validate(), "a Go rule that leaves Java's defaulted fields out is valid")
 	assert.Equal(t, Rule{Resource: "r", LimitApp: "default", Grade: ErrorRatio, Count: 0.5, TimeWindow: 10,
-		MinRequestAmount: 5, SlowRatioThreshold: 1, StatIntervalMs: 1000, RTSlowRequestAmount: DefaultRTSlowRequestAmount}, r.WithDefaults())
+		MinRequestAmount: 5, SlowRatioThreshold: 1, StatIntervalMs: 1000, RTSlowRequestAmount: 5}, r.WithDefaults())
 	assert.Equal(t, r.WithDefaults(), r.WithDefaults().WithDefaults(), "idempotent")
 	set := Rule{Resource: "r", LimitApp: "app", TimeWindow: 1, MinRequestAmount: 2, SlowRatioThreshold: 0.25, StatIntervalMs: 3, RTSlowRequestAmount: 4}
 	assert.Equal(t, set, set.WithDefaults(), "set fields are kept")

@@ -61,15 +61,12 @@ func New(r circuitbreaker.Rule, opts Options) *Breaker {
 		threshold: r.Count,
 		timeWinMs: int64(r.TimeWindow) * 1000,
 		minReq:    int64(r.MinRequestAmount),
-		slowAmt:   int64(r.RTSlowRequestAmount),
+		slowAmt:   int64(r.WithDefaults().RTSlowRequestAmount),
 		stripes:   max(opts.Stripes, 1),
 		notify:    opts.OnStateChange,
 	}
 	if r.Grade == circuitbreaker.SlowRequestRatio {
 		b.maxRT, b.threshold = r.Count, r.SlowRatioThreshold
-	}
-	if b.slowAmt <= 0 {
-		b.slowAmt = circuitbreaker.DefaultRTSlowRequestAmount
 	}
 	b.lastBad.Store(math.MinInt64 / 2)
 	if r.Grade != circuitbreaker.AvgRT {

@@ -54,7 +54,7 @@ func NacosGRPCAddr(httpAddr string) (string, error) {
 // Docker mode runs BULWARK_IT_IMAGE_NACOS (default DefaultNacosImage, the official server
 // in standalone mode; CI uses PolarisImage), both ports published on 127.0.0.1. Local mode
 // runs PolarisMesh PolarisVersion from BULWARK_POLARIS_BIN or DefaultPolarisBin (built from
-// integration/tools/polaris when missing; .ci/polaris.sh builds it ahead). Polaris opens a
+// internal/integration/tools/polaris when missing; .ci/polaris.sh builds it ahead). Polaris opens a
 // UDP socket on 0.0.0.0 that cannot be turned off, so in local mode it runs in a private
 // network namespace (which needs root) behind a loopback forwarder, or directly when the
 // whole test already runs in a loopback-only namespace (unshare -n).

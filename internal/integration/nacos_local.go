@@ -55,8 +55,8 @@ func DefaultPolarisBin() string {
 
 // nacosUnshareHint is how to run tests inside a loopback-only network namespace (as root;
 // unshare -rn instead of -n as a user, where unprivileged user namespaces are allowed).
-const nacosUnshareHint = `go mod download && go test -run '^$' ./integration/ && ` +
-	`unshare -n sh -c 'ip link set lo up && GOFLAGS=-mod=mod GOPROXY=off go test ./integration/' ` +
+const nacosUnshareHint = `go mod download && go test -run '^$' ./internal/integration/ && ` +
+	`unshare -n sh -c 'ip link set lo up && GOFLAGS=-mod=mod GOPROXY=off go test ./internal/integration/' ` +
 	`(unshare -rn as a non-root user)`
 
 // srcDir is this package's source directory (for testdata and the tools module).
@@ -232,7 +232,7 @@ func writePolarisConfig(dir, ip string, port int) (string, error) {
 }
 
 // polarisBinary returns the Polaris server binary, building it from the tools module
-// (integration/tools/polaris) into DefaultPolarisBin when it is missing.
+// (internal/integration/tools/polaris) into DefaultPolarisBin when it is missing.
 func polarisBinary(t testing.TB) (string, error) {
 	if bin := os.Getenv(EnvPolarisBin); bin != "" {
 		if _, err := os.Stat(bin); err != nil {
