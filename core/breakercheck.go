@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/internal/breaker"
@@ -38,56 +36,20 @@ type breakerCheck struct {
 	halfOpen *BlockError
 }
 
-// breakerListeners are the engine's breaker state-change listeners.
-type breakerListeners struct {
-	mu   sync.Mutex
-	m    map[uint64]func(circuitbreaker.StateChange)
-	next uint64
-	fns  atomic.Pointer[[]func(circuitbreaker.StateChange)]
-}
-
 // OnBreakerStateChange calls fn after every state transition of any of the
 // engine's circuit breakers (Java's CircuitBreakerStateChangeObserver):
 // from, to, the value that triggered it and the rule. fn runs synchronously
 // on the goroutine that made the transition (an Enter or an Exit): it must
 // be quick and must not enter the breaker's resource.
 func (e *Engine) OnBreakerStateChange(fn func(circuitbreaker.StateChange)) (cancel func()) {
-	l := &e.breakerLn
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[uint64]func(circuitbreaker.StateChange){}
-	}
-	id := l.next
-	l.next++
-	l.m[id] = fn
-	l.publish()
-	return func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		delete(l.m, id)
-		l.publish()
-	}
+	return e.breakerLn.Add(fn)
 }
 
-func (l *breakerListeners) publish() {
-	ids := make([]uint64, 0, len(l.m))
-	for id := range l.m {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	fns := make([]func(circuitbreaker.StateChange), len(ids))
-	for i, id := range ids {
-		fns[i] = l.m[id]
-	}
-	l.fns.Store(&fns)
-}
-
-func (l *breakerListeners) notify(c circuitbreaker.StateChange) {
-	if p := l.fns.Load(); p != nil {
-		for _, fn := range *p {
-			fn(c)
-		}
+// notifyBreaker tells the breaker listeners about c, without locking or
+// allocating.
+func (e *Engine) notifyBreaker(c circuitbreaker.StateChange) {
+	for _, fn := range e.breakerLn.List() {
+		fn(c)
 	}
 }
 
@@ -109,7 +71,7 @@ func installBreakers(e *Engine, next, prev *table, rules []circuitbreaker.Rule) 
 			}
 		}
 		if bc.b == nil {
-			bc.b = breaker.New(r, breaker.Options{Stripes: e.nodes.stripes, OnStateChange: e.breakerLn.notify})
+			bc.b = breaker.New(r, breaker.Options{Stripes: e.nodes.stripes, OnStateChange: e.notifyBreaker})
 		}
 		bc.open = &BlockError{Kind: BlockCircuitBreaker, Resource: r.Resource, Rule: r, Detail: "breaker OPEN"}
 		bc.halfOpen = &BlockError{Kind: BlockCircuitBreaker, Resource: r.Resource, Rule: r, Detail: "breaker HALF_OPEN, probe in flight"}

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"github.com/bulwark-go/bulwark/internal/listeners"
 	"io"
 	"log/slog"
 	"math"
@@ -119,7 +120,7 @@ type Engine struct {
 	authority *RuleManager[authority.Rule]
 	hotspot   *RuleManager[hotspot.Rule]
 
-	breakerLn breakerListeners
+	breakerLn listeners.Set[func(circuitbreaker.StateChange)]
 	sys       sysState // the system collector; see systemcheck.go
 
 	closed atomic.Bool

@@ -3,6 +3,8 @@ package core
 import (
 	"errors"
 	"sync"
+
+	"github.com/bulwark-go/bulwark/internal/listeners"
 )
 
 // Property holds a value that changes over time and tells its listeners
@@ -17,8 +19,7 @@ type Property[T any] struct {
 	mu        sync.Mutex
 	value     T
 	has       bool
-	listeners map[uint64]listener[T]
-	next      uint64
+	listeners listeners.Set[listener[T]]
 }
 
 type listener[T any] struct {
@@ -28,7 +29,7 @@ type listener[T any] struct {
 
 // NewProperty returns a property with no value and no listeners.
 func NewProperty[T any]() *Property[T] {
-	return &Property[T]{listeners: make(map[uint64]listener[T])}
+	return &Property[T]{}
 }
 
 // Set stores v and calls every listener with it. It returns the listeners'
@@ -40,7 +41,7 @@ func (p *Property[T]) Set(v T) error {
 	defer p.mu.Unlock()
 	p.value, p.has = v, true
 	var errs []error
-	for _, l := range p.listeners {
+	for _, l := range p.listeners.List() {
 		if err := l.fn(v); err != nil {
 			errs = append(errs, err)
 		}
@@ -72,26 +73,25 @@ func (p *Property[T]) Listen(fn func(T) error) (cancel func()) {
 func (p *Property[T]) AcceptsPartial() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, l := range p.listeners {
+	ls := p.listeners.List()
+	for _, l := range ls {
 		if l.partial == nil || !l.partial() {
 			return false
 		}
 	}
-	return len(p.listeners) > 0
+	return len(ls) > 0
 }
 
 func (p *Property[T]) listen(l listener[T]) (cancel func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	id := p.next
-	p.next++
-	p.listeners[id] = l
+	remove := p.listeners.Add(l)
 	if p.has {
 		_ = l.fn(p.value)
 	}
 	return func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		delete(p.listeners, id)
+		remove()
 	}
 }

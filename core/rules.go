@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"github.com/bulwark-go/bulwark/internal/listeners"
 	"slices"
 	"strings"
 	"sync"
@@ -127,16 +128,14 @@ type RuleManager[R any] struct {
 	regMu  sync.Mutex
 	cancel func()
 
-	lmu       sync.Mutex
-	listeners map[uint64]func(RuleChange[R])
-	nextID    uint64
+	listeners listeners.Set[func(RuleChange[R])]
 }
 
 func newRuleManager[R any](e *Engine, k kind[R]) *RuleManager[R] {
 	if k.defaults == nil {
 		k.defaults = defaultsOf[R]()
 	}
-	return &RuleManager[R]{e: e, k: k, listeners: make(map[uint64]func(RuleChange[R]))}
+	return &RuleManager[R]{e: e, k: k}
 }
 
 // defaultsOf returns the WithDefaults method of the rule type R, or the
@@ -185,16 +184,7 @@ func (m *RuleManager[R]) Register(p *Property[[]R]) {
 // OnChange calls fn after every swap of this kind's rules, in order, from
 // the goroutine that loaded them; fn must not load rules itself.
 func (m *RuleManager[R]) OnChange(fn func(RuleChange[R])) (cancel func()) {
-	m.lmu.Lock()
-	defer m.lmu.Unlock()
-	id := m.nextID
-	m.nextID++
-	m.listeners[id] = fn
-	return func() {
-		m.lmu.Lock()
-		defer m.lmu.Unlock()
-		delete(m.listeners, id)
-	}
+	return m.listeners.Add(fn)
 }
 
 // Load applies each rule's defaults (a zero field means Java's default:
@@ -273,12 +263,7 @@ func (m *RuleManager[R]) check(given []R) ([]R, *ValidationError) {
 // notify tells listeners about the swap from prev to next. It runs under
 // the engine's rule lock, so listeners see swaps in order.
 func (m *RuleManager[R]) notify(prev, next *table) {
-	m.lmu.Lock()
-	fns := make([]func(RuleChange[R]), 0, len(m.listeners))
-	for _, fn := range m.listeners {
-		fns = append(fns, fn)
-	}
-	m.lmu.Unlock()
+	fns := m.listeners.List()
 	old, cur := m.k.rules(prev), m.k.rules(next)
 	m.e.log.Info("rules changed", "kind", m.k.name, "old", len(old), "new", len(cur))
 	if len(fns) == 0 {

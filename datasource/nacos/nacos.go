@@ -23,6 +23,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
+	"github.com/bulwark-go/bulwark/internal/listeners"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
@@ -435,8 +436,7 @@ type listenKey struct {
 }
 
 type listenEntry struct {
-	subs map[int]func(string)
-	next int
+	subs listeners.Set[func(string)]
 }
 
 var (
@@ -461,18 +461,12 @@ func subscribe(cli config_client.IConfigClient, dataID, group string, fn func(co
 	defer listenMu.Unlock()
 	e, ok := listens[key]
 	if !ok {
-		e = &listenEntry{subs: map[int]func(string){}}
+		e = &listenEntry{}
 		err := cli.ListenConfig(vo.ConfigParam{
 			DataId: dataID,
 			Group:  group,
 			OnChange: func(_, _, _, data string) {
-				listenMu.Lock()
-				fns := make([]func(string), 0, len(e.subs))
-				for _, f := range e.subs {
-					fns = append(fns, f)
-				}
-				listenMu.Unlock()
-				for _, f := range fns {
+				for _, f := range e.subs.List() {
 					f(data)
 				}
 			},
@@ -482,14 +476,12 @@ func subscribe(cli config_client.IConfigClient, dataID, group string, fn func(co
 		}
 		listens[key] = e
 	}
-	id := e.next
-	e.next++
-	e.subs[id] = fn
+	remove := e.subs.Add(fn)
 	return func() error {
 		listenMu.Lock()
 		defer listenMu.Unlock()
-		delete(e.subs, id)
-		if len(e.subs) > 0 || listens[key] != e {
+		remove()
+		if e.subs.Len() > 0 || listens[key] != e {
 			return nil
 		}
 		delete(listens, key)
