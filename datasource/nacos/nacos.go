@@ -23,8 +23,8 @@ import (
 
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
-	"github.com/bulwark-go/bulwark/internal/listeners"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
+	"github.com/bulwark-go/bulwark/internal/listeners"
 )
 
 // ReconcileInterval is the reconcile interval recommended for a Readable over
