@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
@@ -56,7 +55,7 @@ func (e *Engine) notifyBreaker(c circuitbreaker.StateChange) {
 func installBreakers(e *Engine, next, prev *table, rules []circuitbreaker.Rule) {
 	next.breakerRules = rules
 	next.breakers = make(map[string]*breakerSet)
-	reused := map[*breakerCheck]bool{}
+	keep := kept[*breakerCheck]{}
 	for _, r := range rules {
 		bs := next.breakers[r.Resource]
 		if bs == nil {
@@ -64,13 +63,13 @@ func installBreakers(e *Engine, next, prev *table, rules []circuitbreaker.Rule) 
 			next.breakers[r.Resource] = bs
 		}
 		bc := &breakerCheck{}
-		if old := prev.breakers[r.Resource]; old != nil {
-			if i := slices.IndexFunc(old.checks, func(c *breakerCheck) bool { return c.b.Rule() == r && !reused[c] }); i >= 0 {
-				reused[old.checks[i]] = true
-				bc.b = old.checks[i].b
-			}
+		var old []*breakerCheck
+		if s := prev.breakers[r.Resource]; s != nil {
+			old = s.checks
 		}
-		if bc.b == nil {
+		if c, ok := keep.take(old, func(c *breakerCheck) bool { return c.b.Rule() == r }); ok {
+			bc.b = c.b
+		} else {
 			bc.b = breaker.New(r, breaker.Options{Stripes: e.nodes.stripes, OnStateChange: e.notifyBreaker})
 		}
 		bc.open = &BlockError{Kind: BlockCircuitBreaker, Resource: r.Resource, Rule: r, Detail: "breaker OPEN"}

@@ -67,7 +67,7 @@ func appliesLocally(r flow.Rule) bool {
 func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	next.flowRules = rules
 	next.flow = make(map[string]*flowSet)
-	reused := map[*flowCheck]bool{} // each old controller goes to one new rule
+	keep := kept[*flowCheck]{}
 	for _, r := range rules {
 		if !appliesLocally(r) {
 			continue
@@ -78,13 +78,13 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 			next.flow[r.Resource] = fs
 		}
 		fc := &flowCheck{rule: r}
-		if old := prev.flow[r.Resource]; old != nil {
-			if i := slices.IndexFunc(old.checks, func(c *flowCheck) bool { return c.rule == r && !reused[c] }); i >= 0 {
-				reused[old.checks[i]] = true
-				fc.ctrl = old.checks[i].ctrl
-			}
+		var old []*flowCheck
+		if s := prev.flow[r.Resource]; s != nil {
+			old = s.checks
 		}
-		if fc.ctrl == nil {
+		if c, ok := keep.take(old, func(c *flowCheck) bool { return c.rule == r }); ok {
+			fc.ctrl = c.ctrl
+		} else {
 			fc.ctrl = flowcontrol.NewController(r, e.flowCfg)
 		}
 		fc.block = &BlockError{Kind: BlockFlow, Resource: r.Resource, Rule: r}

@@ -44,7 +44,7 @@ type hotspotCheck struct {
 func installHotspot(e *Engine, next, prev *table, rules []hotspot.Rule) {
 	next.hotspotRules = rules
 	next.hotspot = make(map[string]*hotspotSet)
-	reused := map[*hotspotCheck]bool{}
+	keep := kept[*hotspotCheck]{}
 	for _, r := range rules {
 		hs := next.hotspot[r.Resource]
 		if hs == nil {
@@ -52,13 +52,13 @@ func installHotspot(e *Engine, next, prev *table, rules []hotspot.Rule) {
 			next.hotspot[r.Resource] = hs
 		}
 		hc := &hotspotCheck{}
-		if old := prev.hotspot[r.Resource]; old != nil {
-			if i := slices.IndexFunc(old.checks, func(c *hotspotCheck) bool { return hotspotEqual(c.l.Rule(), r) && !reused[c] }); i >= 0 {
-				reused[old.checks[i]] = true
-				hc.l = old.checks[i].l
-			}
+		var old []*hotspotCheck
+		if s := prev.hotspot[r.Resource]; s != nil {
+			old = s.checks
 		}
-		if hc.l == nil {
+		if c, ok := keep.take(old, func(c *hotspotCheck) bool { return hotspotEqual(c.l.Rule(), r) }); ok {
+			hc.l = c.l
+		} else {
 			hc.l = paramlimit.NewLimiter(r)
 		}
 		hc.block = &BlockError{Kind: BlockHotspot, Resource: r.Resource, Rule: r}

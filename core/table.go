@@ -72,3 +72,22 @@ func (t *table) merge() {
 		at(name, hs.stats).hotspot = hs
 	}
 }
+
+// kept hands the rules of a swap the state of equal rules of the previous
+// table, so that an unchanged rule keeps its warm-up tokens, breaker state
+// or parameter windows. Each old check goes to at most one new rule: two
+// equal rules of a resource keep two states.
+type kept[C comparable] map[C]bool
+
+// take returns the first check of old that same accepts and that no rule
+// of this swap took yet, and marks it taken.
+func (k kept[C]) take(old []C, same func(C) bool) (C, bool) {
+	for _, c := range old {
+		if !k[c] && same(c) {
+			k[c] = true
+			return c, true
+		}
+	}
+	var zero C
+	return zero, false
+}
