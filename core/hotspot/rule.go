@@ -8,56 +8,36 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/rule"
 )
 
-// Grade is what a rule counts per parameter value: Java's FLOW_GRADE_*.
-type Grade int
+// Grade is what a rule counts per parameter value: flow's grades, as
+// Java's param flow rules use its FLOW_GRADE_* constants.
+type Grade = flow.Grade
 
-// Grades. The zero value is GradeQPS, Java's default, so that a rule that
-// leaves Grade out limits QPS whether it is written in Go or in a document.
-// The Go numbers are therefore not Java's: documents write Java's numbers
-// (0 thread, 1 QPS) or the names, and package converter maps them.
+// Grades. The zero value is GradeQPS, Java's default (see flow.Grade for
+// the numbers documents use).
 const (
-	GradeQPS    Grade = 0 // admitted entries per value per DurationInSec; Java's FLOW_GRADE_QPS, 1
-	GradeThread Grade = 1 // concurrent entries per value; Java's FLOW_GRADE_THREAD, 0
+	GradeQPS    = flow.GradeQPS    // admitted entries per value per DurationInSec
+	GradeThread = flow.GradeThread // concurrent entries per value
 )
 
-func (g Grade) String() string {
-	switch g {
-	case GradeThread:
-		return "thread"
-	case GradeQPS:
-		return "QPS"
-	}
-	return fmt.Sprintf("Grade(%d)", int(g))
-}
-
 // ControlBehavior is what happens to a value's traffic above its threshold
-// (QPS grade only): Java's CONTROL_BEHAVIOR_* numbers. Java's param flow
-// has no warm-up, so 1 and 3 are not valid here.
-type ControlBehavior int
+// (QPS grade only): flow's behaviors, as in Java. Java's param flow has no
+// warm-up, so Validate refuses flow.WarmUp and flow.WarmUpRateLimiter.
+type ControlBehavior = flow.ControlBehavior
 
 // Control behaviors. The zero value is Reject, Java's constant 0 and
 // default.
 const (
 	// Reject blocks at once (a token bucket of Count + BurstCount tokens
 	// per DurationInSec).
-	Reject ControlBehavior = 0
+	Reject = flow.Reject
 	// RateLimiter paces each value's entries evenly, queueing each for up
 	// to MaxQueueingTimeMs.
-	RateLimiter ControlBehavior = 2
+	RateLimiter = flow.RateLimiter
 )
-
-func (c ControlBehavior) String() string {
-	switch c {
-	case Reject:
-		return "reject"
-	case RateLimiter:
-		return "rateLimiter"
-	}
-	return fmt.Sprintf("ControlBehavior(%d)", int(c))
-}
 
 // Java's defaults of the fields whose zero value stands for them.
 const (

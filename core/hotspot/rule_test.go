@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/rule"
 
 	"github.com/stretchr/testify/assert"
@@ -107,7 +108,8 @@ func TestStrings(t *testing.T) {
 	assert.Equal(t, "thread", GradeThread.String())
 	assert.Equal(t, "reject", Reject.String())
 	assert.Equal(t, "rateLimiter", RateLimiter.String())
-	assert.Equal(t, "ControlBehavior(1)", ControlBehavior(1).String())
+	assert.Equal(t, "ControlBehavior(7)", ControlBehavior(7).String())
+	require.ErrorContains(t, Rule{Resource: "r", Count: 1, ControlBehavior: flow.WarmUp}.Validate(), "controlBehavior")
 }
 
 func TestWithDefaults(t *testing.T) {
