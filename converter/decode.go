@@ -382,6 +382,14 @@ type span struct {
 	pos   int
 }
 
+// members is what decodeInto saw of an object's keys.
+type members struct {
+	present uint64   // bit i: o.fields[i] was there
+	spans   []span   // with a dashboard wrapper: where each field's value starts
+	inner   int      // where the wrapper's "rule" object starts, or -1
+	buf     [24]span // spans' first backing array
+}
+
 // decodeInto reads the object at pos into t, which holds the defaults; a
 // null leaves t as it is. It returns whether there was an object, and
 // whether it was the dashboard's wrapper, so that the caller can name the
@@ -395,99 +403,17 @@ func decodeInto[T any](d *decoder, o *object[T], t *T) (isObject, wrapped bool) 
 		return false, false
 	}
 	objStart := d.pos
-	d.pos++
 	defaults := *t
-	var present uint64
-	var spansBuf [24]span
-	spans := spansBuf[:0]
-	inner := -1
-	for first := true; d.next('}', first); first = false {
-		keyStart := d.pos
-		key, ok := d.key()
-		if !ok {
-			return false, false
-		}
-		d.at = d.pos
-		if i := o.field(key); i >= 0 {
-			present |= 1 << i
-			if o.wrapped {
-				spans = append(spans, span{i, d.pos})
-			}
-			d.push(o.fields[i].name)
-			o.fields[i].dec(d, t)
-			d.pop()
-			continue
-		}
-		if ig := o.ignoredKey(key); ig != nil {
-			d.push(ig.name)
-			if ig.legacy != "" {
-				d.warn(ig.legacy)
-			}
-			ig.skip(d)
-			d.pop()
-			continue
-		}
-		if o.wrapped && string(key) == "rule" {
-			d.push("rule")
-			switch d.peek() {
-			case '{':
-				inner = d.pos
-				d.skip()
-			case 'n':
-				d.literal("null")
-			default:
-				d.wrongType("an object (the rule of a dashboard entity)")
-			}
-			d.pop()
-			continue
-		}
-		name := string(key)
-		d.push(name)
-		d.at = keyStart
-		msg := "unknown field"
-		for _, f := range o.fields {
-			if strings.EqualFold(f.name, name) {
-				msg = fmt.Sprintf("unknown field (did you mean %q?)", f.name)
-				break
-			}
-		}
-		d.problem(ErrSyntax, "%s", msg)
-		d.skip()
-		d.pop()
-	}
-	if d.err != nil {
+	var m members
+	if !readMembers(d, o, t, &m) {
 		return false, false
 	}
-	if inner >= 0 {
-		// A dashboard entity: the rule is inside. Fields of the rule
-		// beside it are the entity's getters, copies of the rule's
-		// fields; they must agree with the rule.
-		end := d.pos
-		d.pos = inner
-		d.push("rule")
-		flat := *o
-		flat.wrapped = false
+	if m.inner >= 0 {
 		*t = defaults
-		decodeInto(d, &flat, t)
-		d.pop()
-		d.pos = end
-		for _, sp := range spans {
-			c := *t
-			n := len(d.problems)
-			d.pos = sp.pos
-			d.at = sp.pos
-			d.push(o.fields[sp.field].name)
-			o.fields[sp.field].dec(d, &c)
-			d.problems = d.problems[:n]
-			if !reflect.DeepEqual(c, *t) {
-				d.problem(ErrInvalid, "differs from rule.%s: beside \"rule\", a field must be a copy of the rule's", o.fields[sp.field].name)
-			}
-			d.pop()
-		}
-		d.pos = end
+		readWrapped(d, o, t, &m)
 		return true, true
 	}
-	if missing := o.required &^ present; missing != 0 {
+	if missing := o.required &^ m.present; missing != 0 {
 		d.at = objStart
 		for i, f := range o.fields {
 			if missing&(1<<i) != 0 {
@@ -496,6 +422,103 @@ func decodeInto[T any](d *decoder, o *object[T], t *T) (isObject, wrapped bool) 
 		}
 	}
 	return true, false
+}
+
+// readMembers reads the members of the object at pos: known fields into
+// t, ignored ones (entity and legacy fields) skipped, a dashboard
+// wrapper's "rule" remembered for readWrapped, and an unknown key reported
+// (with a suggestion when it differs from a field only in case). It
+// returns false when the document ends or is not JSON.
+func readMembers[T any](d *decoder, o *object[T], t *T, m *members) bool {
+	d.pos++ // '{'
+	m.spans, m.inner = m.buf[:0], -1
+	for first := true; d.next('}', first); first = false {
+		keyStart := d.pos
+		key, ok := d.key()
+		if !ok {
+			return false
+		}
+		d.at = d.pos
+		switch i, ig := o.field(key), o.ignoredKey(key); {
+		case i >= 0:
+			m.present |= 1 << i
+			if o.wrapped {
+				m.spans = append(m.spans, span{i, d.pos})
+			}
+			d.push(o.fields[i].name)
+			o.fields[i].dec(d, t)
+		case ig != nil:
+			d.push(ig.name)
+			if ig.legacy != "" {
+				d.warn(ig.legacy)
+			}
+			ig.skip(d)
+		case o.wrapped && string(key) == "rule":
+			d.push("rule")
+			m.inner = wrappedRule(d, m.inner)
+		default:
+			d.push(string(key))
+			d.at = keyStart
+			d.problem(ErrSyntax, "%s", unknownField(o, string(key)))
+			d.skip()
+		}
+		d.pop()
+	}
+	return d.err == nil
+}
+
+// wrappedRule skips the value of a dashboard entity's "rule" key and
+// returns where it starts if it is an object (inner, the previous answer,
+// if it is null).
+func wrappedRule(d *decoder, inner int) int {
+	switch d.peek() {
+	case '{':
+		inner = d.pos
+		d.skip()
+	case 'n':
+		d.literal("null")
+	default:
+		d.wrongType("an object (the rule of a dashboard entity)")
+	}
+	return inner
+}
+
+// unknownField is the problem of an unknown key, with the field it
+// differs from only in case, if any.
+func unknownField[T any](o *object[T], name string) string {
+	for _, f := range o.fields {
+		if strings.EqualFold(f.name, name) {
+			return fmt.Sprintf("unknown field (did you mean %q?)", f.name)
+		}
+	}
+	return "unknown field"
+}
+
+// readWrapped reads a dashboard entity's rule (at m.inner) into t, then
+// checks the entity's fields beside it: they are the entity's getters,
+// copies of the rule's fields, and must agree with the rule. It leaves pos
+// after the entity.
+func readWrapped[T any](d *decoder, o *object[T], t *T, m *members) {
+	end := d.pos
+	d.pos = m.inner
+	d.push("rule")
+	flat := *o
+	flat.wrapped = false
+	decodeInto(d, &flat, t)
+	d.pop()
+	for _, sp := range m.spans {
+		c := *t
+		n := len(d.problems)
+		d.pos, d.at = sp.pos, sp.pos
+		d.push(o.fields[sp.field].name)
+		o.fields[sp.field].dec(d, &c)
+		d.problems = d.problems[:n]
+		if !reflect.DeepEqual(c, *t) {
+			d.problem(ErrInvalid, "differs from rule.%s: beside \"rule\", a field must be a copy of the rule's", o.fields[sp.field].name)
+		}
+		d.pop()
+	}
+	d.pos = end
 }
 
 // readList reads a JSON array of T at pos, each element starting from
