@@ -43,9 +43,10 @@ type ProcCollector struct {
 
 type cpuSample struct {
 	wall              time.Time
-	hostBusy, hostAll float64 // seconds, summed over CPUs
-	proc              float64 // process CPU seconds
-	cgroup            float64 // cgroup CPU seconds, or NaN
+	hostBusy, hostAll float64   // seconds, summed over CPUs
+	proc              float64   // process CPU seconds
+	start             time.Time // when the process started, if known
+	cgroup            float64   // cgroup CPU seconds, or NaN
 }
 
 // NewCollector returns a collector reading /proc and /sys/fs/cgroup.
@@ -106,7 +107,34 @@ func (c *ProcCollector) CPUUsage() (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	s := cpuSample{wall: time.Now(), hostBusy: math.NaN(), hostAll: math.NaN(), proc: math.NaN(), cgroup: math.NaN()}
+	s, errs := readSample(fs, time.Now())
+	cores := float64(runtime.NumCPU())
+	cgCores := math.NaN()
+	if cg := c.cgroup(); cg != nil {
+		cores, cgCores = min(cores, cg.cores), cg.cores
+		if u, err := cg.usage(); err == nil {
+			s.cgroup = u
+		}
+	}
+	var prev *cpuSample
+	if c.primed {
+		prev = &c.prev
+	}
+	u := cpuUsage(prev, s, cores, cgCores)
+	c.prev, c.primed = s, true
+	if math.IsNaN(u) {
+		if len(errs) == 0 {
+			return 0, errors.New("system: cpu usage: no interval measured yet")
+		}
+		return 0, fmt.Errorf("system: cpu usage: %w", errors.Join(errs...))
+	}
+	return u, nil
+}
+
+// readSample reads the machine's and the process's CPU times at wall; what
+// cannot be read is NaN, with its error.
+func readSample(fs *procfs.FS, wall time.Time) (cpuSample, []error) {
+	s := cpuSample{wall: wall, hostBusy: math.NaN(), hostAll: math.NaN(), proc: math.NaN(), cgroup: math.NaN()}
 	var errs []error
 	if st, err := fs.Stat(); err == nil {
 		t := st.CPUTotal
@@ -115,45 +143,43 @@ func (c *ProcCollector) CPUUsage() (float64, error) {
 	} else {
 		errs = append(errs, fmt.Errorf("reading cpu statistics: %w", err))
 	}
-	var start time.Time
-	if p, err := fs.Self(); err == nil {
-		if ps, err := p.Stat(); err == nil {
-			s.proc = ps.CPUTime()
-			if st, err := ps.StartTime(); err == nil {
-				start = time.Unix(0, int64(st*1e9))
-			}
-		} else {
-			errs = append(errs, fmt.Errorf("reading process statistics: %w", err))
-		}
-	} else {
-		errs = append(errs, fmt.Errorf("reading process statistics: %w", err))
+	p, err := fs.Self()
+	var ps procfs.ProcStat
+	if err == nil {
+		ps, err = p.Stat()
 	}
-	cores := float64(runtime.NumCPU())
-	cg := c.cgroup()
-	if cg != nil {
-		cores = min(cores, cg.cores)
-		if u, err := cg.usage(); err == nil {
-			s.cgroup = u
-		}
+	if err != nil {
+		return s, append(errs, fmt.Errorf("reading process statistics: %w", err))
 	}
-	prev, primed := c.prev, c.primed
-	c.prev, c.primed = s, true
+	s.proc = ps.CPUTime()
+	if st, err := ps.StartTime(); err == nil {
+		s.start = time.Unix(0, int64(st*1e9))
+	}
+	return s, errs
+}
 
+// cpuUsage is the arithmetic of CPUUsage: the larger of the system's and
+// the process's usage from prev to cur, in [0, 1], or NaN when neither can
+// be told. Without prev (the first call) they are the machine's since boot
+// and the process's since it started. The system's is the cgroup's over
+// cgCores (its limit; NaN: no limit) when both samples have the cgroup's
+// time, else the machine's; the process's is over cores.
+func cpuUsage(prev *cpuSample, cur cpuSample, cores, cgCores float64) float64 {
 	system, process := math.NaN(), math.NaN()
-	if !primed {
-		system = s.hostBusy / s.hostAll
-		if !start.IsZero() {
-			process = s.proc / s.wall.Sub(start).Seconds() / cores
+	if prev == nil {
+		system = cur.hostBusy / cur.hostAll
+		if !cur.start.IsZero() {
+			process = cur.proc / cur.wall.Sub(cur.start).Seconds() / cores
 		}
 	} else {
-		wall := s.wall.Sub(prev.wall).Seconds()
-		if cg != nil && !math.IsNaN(s.cgroup) && !math.IsNaN(prev.cgroup) && wall > 0 {
-			system = (s.cgroup - prev.cgroup) / wall / cg.cores
-		} else if d := s.hostAll - prev.hostAll; d > 0 {
-			system = (s.hostBusy - prev.hostBusy) / d
+		wall := cur.wall.Sub(prev.wall).Seconds()
+		if !math.IsNaN(cgCores) && !math.IsNaN(cur.cgroup) && !math.IsNaN(prev.cgroup) && wall > 0 {
+			system = (cur.cgroup - prev.cgroup) / wall / cgCores
+		} else if d := cur.hostAll - prev.hostAll; d > 0 {
+			system = (cur.hostBusy - prev.hostBusy) / d
 		}
 		if wall > 0 {
-			process = (s.proc - prev.proc) / wall / cores
+			process = (cur.proc - prev.proc) / wall / cores
 		}
 	}
 	u := math.NaN()
@@ -163,12 +189,9 @@ func (c *ProcCollector) CPUUsage() (float64, error) {
 		}
 	}
 	if math.IsNaN(u) {
-		if len(errs) == 0 {
-			return 0, errors.New("system: cpu usage: no interval measured yet")
-		}
-		return 0, fmt.Errorf("system: cpu usage: %w", errors.Join(errs...))
+		return u
 	}
-	return min(max(u, 0), 1), nil
+	return min(max(u, 0), 1)
 }
 
 // cgroupCPU is the CPU limit of the process's cgroup and where its usage is
@@ -216,30 +239,40 @@ func (c *ProcCollector) cgroup() *cgroupCPU {
 	return c.cg
 }
 
+// resolveCgroup finds the CPU limit of the process's cgroup (groups, from
+// /proc/self/cgroup) under root, and where its usage is read; nil when no
+// limit applies.
 func resolveCgroup(root string, groups []procfs.Cgroup) *cgroupCPU {
 	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
-		// cgroup v2 mounted at the root.
-		for _, g := range groups {
-			if g.HierarchyID != 0 {
-				continue
-			}
-			dir := existing(root, g.Path)
-			cores, ok := walkLimit(root, dir, func(d string) (float64, bool) {
-				b, err := os.ReadFile(filepath.Join(d, "cpu.max"))
-				if err != nil {
-					return 0, false
-				}
-				v, ok, err := ParseCPUMax(string(b))
-				return v, ok && err == nil
-			})
-			if !ok {
-				return nil
-			}
-			return &cgroupCPU{cores: cores, usageFile: filepath.Join(dir, "cpu.stat"), v2: true}
-		}
+		return resolveV2(root, groups)
+	}
+	return resolveV1(root, groups)
+}
+
+// resolveV2: the unified hierarchy mounted at root; the limit is cpu.max.
+func resolveV2(root string, groups []procfs.Cgroup) *cgroupCPU {
+	i := slices.IndexFunc(groups, func(g procfs.Cgroup) bool { return g.HierarchyID == 0 })
+	if i < 0 {
 		return nil
 	}
-	// cgroup v1: one hierarchy per controller.
+	dir := existing(root, groups[i].Path)
+	cores, ok := walkLimit(root, dir, func(d string) (float64, bool) {
+		b, err := os.ReadFile(filepath.Join(d, "cpu.max"))
+		if err != nil {
+			return 0, false
+		}
+		v, ok, err := ParseCPUMax(string(b))
+		return v, ok && err == nil
+	})
+	if !ok {
+		return nil
+	}
+	return &cgroupCPU{cores: cores, usageFile: filepath.Join(dir, "cpu.stat"), v2: true}
+}
+
+// resolveV1: one hierarchy per controller; the limit is the cpu
+// controller's CFS quota over its period, the usage cpuacct.usage.
+func resolveV1(root string, groups []procfs.Cgroup) *cgroupCPU {
 	var cpuPath, acctPath string
 	var hasCPU, hasAcct bool
 	for _, g := range groups {
@@ -253,7 +286,10 @@ func resolveCgroup(root string, groups []procfs.Cgroup) *cgroupCPU {
 	if !hasCPU {
 		return nil
 	}
-	cpuMount := firstDir(filepath.Join(root, "cpu"), filepath.Join(root, "cpu,cpuacct"), filepath.Join(root, "cpuacct,cpu"))
+	mounts := func(first string) []string {
+		return []string{filepath.Join(root, first), filepath.Join(root, "cpu,cpuacct"), filepath.Join(root, "cpuacct,cpu")}
+	}
+	cpuMount := firstDir(mounts("cpu")...)
 	if cpuMount == "" {
 		return nil
 	}
@@ -270,14 +306,9 @@ func resolveCgroup(root string, groups []procfs.Cgroup) *cgroupCPU {
 	if !ok {
 		return nil
 	}
-	g := &cgroupCPU{cores: cores}
-	if hasAcct {
-		if m := firstDir(filepath.Join(root, "cpuacct"), filepath.Join(root, "cpu,cpuacct"), filepath.Join(root, "cpuacct,cpu")); m != "" {
-			g.usageFile = filepath.Join(existing(m, acctPath), "cpuacct.usage")
-		}
-	}
-	if g.usageFile == "" {
-		g.usageFile = filepath.Join(dir, "cpuacct.usage")
+	g := &cgroupCPU{cores: cores, usageFile: filepath.Join(dir, "cpuacct.usage")}
+	if m := firstDir(mounts("cpuacct")...); hasAcct && m != "" {
+		g.usageFile = filepath.Join(existing(m, acctPath), "cpuacct.usage")
 	}
 	return g
 }
