@@ -21,7 +21,9 @@
 //     trailing slash, an unclean path) counts under the pattern it
 //     redirects to. Routing happens twice, which costs the mux's matching
 //     time once more (and, for a pattern with wildcards, the slice of
-//     matches it allocates).
+//     matches it allocates). Only a mux the middleware wraps directly is
+//     asked: wrap the mux, not a handler in front of it
+//     (http.StripPrefix("/api", Middleware(e)(mux)), not the reverse).
 //   - Middleware wrapping one handler registered in a mux
 //     (mux.Handle(pattern, Middleware(e)(h))) reads r.Pattern.
 //   - Without a pattern, the resource is the method and the path

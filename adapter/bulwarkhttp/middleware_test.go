@@ -450,10 +450,9 @@ func TestWithBlockHandlerReplacesTheResponse(t *testing.T) {
 }
 
 func TestAPacedRequestWhoseContextEndsGets503(t *testing.T) {
-	// A real clock: the rate limiter makes the second request wait 1 s,
-	// and the request's deadline ends the wait first.
-	e := core.NewEngine()
-	t.Cleanup(func() { _ = e.Close() })
+	// The rate limiter makes the second request wait 1 s on the engine's
+	// clock, and the request's context, already cancelled, ends the wait.
+	e, _ := newEngine(t)
 	require.NoError(t, e.Flow().Load([]flow.Rule{{
 		Resource: "GET /paced", Count: 1, ControlBehavior: flow.RateLimiter, MaxQueueingTimeMs: 60_000,
 	}}))
