@@ -514,3 +514,14 @@ func TestTheWrappedWriterOffersWhatTheServersWriterOffers(t *testing.T) {
 		})
 	}
 }
+
+func TestTheWrappedMuxsPatternWinsOverAnOuterOne(t *testing.T) {
+	e, _ := newEngine(t)
+	require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "GET /orders/{id}", Count: 1}}))
+	outer := http.NewServeMux()
+	outer.Handle("/api/", http.StripPrefix("/api", bulwarkhttp.Middleware(e)(orders())))
+	srv := serve(t, outer)
+	// The outer mux set r.Pattern to "/api/"; the inner mux's pattern names
+	// the resource.
+	assert.Equal(t, []int{200, 429, 200}, statuses(t, srv, "/api/orders/1", "/api/orders/2", "/api/health"))
+}
