@@ -82,7 +82,7 @@ func newConfig(e *core.Engine, opts []Option) *config {
 }
 
 // options fills buf with the entry options of a call and returns them.
-func (c *config) options(buf *[3]core.EntryOption, ctx context.Context, req any, inbound bool) []core.EntryOption {
+func (c *config) options(ctx context.Context, buf *[3]core.EntryOption, req any, inbound bool) []core.EntryOption {
 	opts := buf[:0]
 	if inbound {
 		opts = append(opts, core.Inbound())
@@ -155,7 +155,7 @@ func UnaryServerInterceptor(e *core.Engine, opts ...Option) grpc.UnaryServerInte
 	c := newConfig(e, opts)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		var buf [3]core.EntryOption
-		en, err := c.e.Enter(ctx, info.FullMethod, c.options(&buf, ctx, req, true)...)
+		en, err := c.e.Enter(ctx, info.FullMethod, c.options(ctx, &buf, req, true)...)
 		if err != nil {
 			return nil, blocked(err)
 		}
@@ -184,7 +184,7 @@ func StreamServerInterceptor(e *core.Engine, opts ...Option) grpc.StreamServerIn
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		ctx := ss.Context()
 		var buf [3]core.EntryOption
-		en, err := c.e.Enter(ctx, info.FullMethod, c.options(&buf, ctx, nil, true)...)
+		en, err := c.e.Enter(ctx, info.FullMethod, c.options(ctx, &buf, nil, true)...)
 		if err != nil {
 			return blocked(err)
 		}
@@ -213,7 +213,7 @@ func UnaryClientInterceptor(e *core.Engine, opts ...Option) grpc.UnaryClientInte
 	c := newConfig(e, opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
 		var buf [3]core.EntryOption
-		en, err := c.e.Enter(ctx, method, c.options(&buf, ctx, req, false)...)
+		en, err := c.e.Enter(ctx, method, c.options(ctx, &buf, req, false)...)
 		if err != nil {
 			return blocked(err)
 		}
@@ -243,7 +243,7 @@ func StreamClientInterceptor(e *core.Engine, opts ...Option) grpc.StreamClientIn
 	c := newConfig(e, opts)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
 		var buf [3]core.EntryOption
-		en, err := c.e.Enter(ctx, method, c.options(&buf, ctx, nil, false)...)
+		en, err := c.e.Enter(ctx, method, c.options(ctx, &buf, nil, false)...)
 		if err != nil {
 			return nil, blocked(err)
 		}
