@@ -1,0 +1,74 @@
+// Package bulwarkhttp protects a net/http service with a bulwark engine:
+// [Middleware] admits every request through core.Engine.Enter as an
+// inbound entry, answers the requests a rule blocks, and reports failed
+// requests so that error-based circuit breakers open.
+//
+//	mux := http.NewServeMux()
+//	mux.HandleFunc("GET /orders/{id}", getOrder)
+//	http.ListenAndServe(addr, bulwarkhttp.Middleware(engine)(mux))
+//
+// # Resource names
+//
+// A request's resource is the ServeMux pattern it matches, as registered
+// ("GET /orders/{id}"), so /orders/1 and /orders/2 are one resource and
+// rules name routes, not URLs:
+//
+//   - Middleware wrapping a *http.ServeMux asks the mux, before the mux
+//     routes the request, which pattern it will match (ServeMux.Handler),
+//     then lets the mux serve it. A request the mux routes to no pattern
+//     (its 404 and 405 answers) is not protected, so paths that scanners
+//     try never become resources; a redirect the mux answers (a missing
+//     trailing slash, an unclean path) counts under the pattern it
+//     redirects to. Routing happens twice, which costs the mux's matching
+//     time once more (and, for a pattern with wildcards, the slice of
+//     matches it allocates). Only a mux the middleware wraps directly is
+//     asked: wrap the mux, not a handler in front of it
+//     (http.StripPrefix("/api", Middleware(e)(mux)), not the reverse).
+//   - Middleware wrapping one handler registered in a mux
+//     (mux.Handle(pattern, Middleware(e)(h))) reads r.Pattern.
+//   - Without a pattern, the resource is the method and the path
+//     ("GET /orders/1"): give other routers their route template with
+//     [WithResource]. With chi, chi.RouteContext(r.Context()).RoutePattern()
+//     is known only once chi routed, so use the middleware inside chi's
+//     router (r.Use), not around it; gorilla/mux has
+//     mux.CurrentRoute(r).GetPathTemplate() inside the router (r.Use);
+//     gin has c.FullPath(), known before its handlers run, for a gin
+//     middleware that wraps the call through [WithResource] (or through
+//     core.Engine.Enter directly).
+//
+// Middleware wrapping a whole mux runs before the mux routes, so
+// r.PathValue is empty in [WithOrigin] and [WithArgs]: to take hot
+// parameters from path values, wrap each handler where it is registered.
+//
+// # Blocked requests
+//
+// A blocked request gets a short text body naming the kind of rule and:
+//
+//   - 429 Too Many Requests with Retry-After for flow and hot-parameter
+//     blocks (1 second, or the hot-parameter rule's durationInSec);
+//   - 503 Service Unavailable for circuit-breaker and system blocks, with
+//     Retry-After for a breaker (its timeWindow, the longest it stays
+//     open);
+//   - 403 Forbidden for authority blocks: the caller's origin is refused,
+//     and retrying will not help.
+//
+// [WithBlockHandler] replaces this response. A request whose context ends
+// while a pacing rule makes it wait gets a plain 503.
+//
+// # Errors and response times
+//
+// The entry covers the whole handler, so the response time of a streamed
+// response includes the stream. A response status of 500 or more
+// ([WithErrorStatus] changes which) and a panic count as failed calls: a
+// panic is recorded, then keeps unwinding, untouched, to the server (no
+// recover). A hijacked connection (a WebSocket) counts as a success when
+// the handler returns.
+//
+// # The wrapped ResponseWriter
+//
+// The handler gets a ResponseWriter that records the status and offers
+// exactly what the server's offers among http.Flusher, http.Hijacker and
+// io.ReaderFrom, plus Unwrap for http.ResponseController: streaming,
+// sendfile and WebSocket upgrades work through it. It is the one
+// allocation the middleware adds to an admitted request.
+package bulwarkhttp

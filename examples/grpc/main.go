@@ -1,0 +1,128 @@
+// Command grpc serves gRPC's health service protected by package
+// bulwarkgrpc, with its rules in a rule-set file (rules.json beside this
+// source): 5 Check calls a second, none from the caller "scraper" (the
+// x-caller metadata key). It then calls Check itself, faster than the rule
+// allows, and as "scraper", and prints what each call got:
+//
+//	cd examples/grpc && go run .                  # calls, prints, exits
+//	go run . -serve -addr 127.0.0.1:50051         # and keeps serving, for grpcurl or your client
+//
+//	call 1: SERVING
+//	…
+//	call 6: ResourceExhausted: bulwark: blocked (flow)
+//	as scraper: PermissionDenied: bulwark: blocked (authority)
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/bulwark-go/bulwark/adapter/bulwarkgrpc"
+	"github.com/bulwark-go/bulwark/converter"
+	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/file"
+)
+
+type config struct {
+	rules string // the rule-set file
+	calls int    // Check calls to make
+	serve bool   // keep serving after the calls, until ctx ends
+	log   *slog.Logger
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "address to listen on")
+	c := config{log: slog.New(slog.DiscardHandler)}
+	flag.StringVar(&c.rules, "rules", "rules.json", "rule-set file (flow, degrade, paramFlow, authority, system)")
+	flag.IntVar(&c.calls, "calls", 8, "Check calls to make")
+	flag.BoolVar(&c.serve, "serve", false, "keep serving after the calls, until interrupted")
+	verbose := flag.Bool("v", false, "log what the engine and the datasource do (slog, debug level, on stderr)")
+	flag.Parse()
+	if *verbose {
+		c.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	lis, err := net.Listen("tcp", *addr)
+	if err == nil {
+		err = run(ctx, os.Stdout, lis, c)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "grpc:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out io.Writer, lis net.Listener, c config) error {
+	engine := core.NewEngine(core.WithLogger(c.log))
+	defer engine.Close()
+	ds := datasource.NewReadable(file.New(c.rules), converter.RuleSet(), datasource.WithLogger(c.log))
+	defer engine.RegisterRuleSet(ds.Property())()
+	defer ds.Close()
+	if err := ds.Start(ctx); err != nil {
+		fmt.Fprintf(out, "warning: no rules in force until %s is fixed: %v\n", c.rules, err)
+	} else if ds.Status().Missing {
+		fmt.Fprintf(out, "warning: %s does not exist: no rules in force until it is created\n", c.rules)
+	}
+
+	// The server: every call and stream is an inbound entry of its method;
+	// the caller's origin comes from the x-caller metadata key.
+	srv := grpc.NewServer(
+		grpc.ChainUnaryInterceptor(bulwarkgrpc.UnaryServerInterceptor(engine, bulwarkgrpc.WithOriginKey("x-caller"))),
+		grpc.ChainStreamInterceptor(bulwarkgrpc.StreamServerInterceptor(engine, bulwarkgrpc.WithOriginKey("x-caller"))),
+	)
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	var wg sync.WaitGroup
+	var serveErr error
+	wg.Go(func() { serveErr = srv.Serve(lis) })
+	defer func() {
+		srv.Stop()
+		wg.Wait()
+	}()
+	fmt.Fprintf(out, "serving grpc.health.v1.Health on %s, rules from %s\n", lis.Addr(), c.rules)
+
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	client := healthpb.NewHealthClient(conn)
+	check := func(ctx context.Context) string {
+		resp, err := client.Check(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil {
+			st := status.Convert(err)
+			return fmt.Sprintf("%v: %s", st.Code(), st.Message())
+		}
+		return resp.GetStatus().String()
+	}
+	for i := range c.calls {
+		fmt.Fprintf(out, "call %d: %s\n", i+1, check(ctx))
+	}
+	fmt.Fprintf(out, "as scraper: %s\n", check(metadata.AppendToOutgoingContext(ctx, "x-caller", "scraper")))
+
+	if c.serve {
+		<-ctx.Done()
+	}
+	srv.Stop()
+	wg.Wait()
+	if serveErr != nil && !errors.Is(serveErr, grpc.ErrServerStopped) {
+		return serveErr
+	}
+	return nil
+}
