@@ -49,7 +49,7 @@ func (p *proposal) review(e *env, o *options, w io.Writer) (changes []change, re
 	if o.json {
 		return changes, replaced, nil
 	}
-	fmt.Fprintf(w, "--- %s (revision %s)\n+++ %s\n", p.c.display, revisionOf(p.cur), p.name)
+	fmt.Fprintf(w, "--- %s\n+++ %s\n", header(p.c.display, p.cur), p.name)
 	if replaced {
 		fmt.Fprintf(w, "the current document does not decode as %s rules (%v); it is replaced whole\n", p.k.name, ferr)
 	}

@@ -334,10 +334,18 @@ func (c *center) cause(ctx context.Context, err error) error {
 	return err
 }
 
-// revisionOf shows a revision, or that the document does not exist.
+// revisionOf shows a revision, or "none" when the document does not exist.
 func revisionOf(s datasource.Snapshot) string {
 	if s.Missing {
-		return "(none: the document does not exist)"
+		return "none"
 	}
 	return s.Revision
+}
+
+// header names a document read and its revision, for a diff.
+func header(display string, s datasource.Snapshot) string {
+	if s.Missing {
+		return display + " (does not exist)"
+	}
+	return display + " (revision " + s.Revision + ")"
 }
