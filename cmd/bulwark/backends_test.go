@@ -332,7 +332,7 @@ func testUnresponsive(t *testing.T, srv *integration.Server, src string) {
 	assert.NotContains(t, r.stdout+r.stderr, "s3cret")
 	// Bounded by the timeout, not by a client's own retries (a loose
 	// bound: the process also starts and dials).
-	assert.Less(t, took, 15*time.Second)
+	assert.Less(t, took, 10*time.Second)
 }
 
 // TestUnreachable: nothing listens at the address; every kind of center
@@ -354,7 +354,7 @@ func TestUnreachable(t *testing.T) {
 			took := time.Since(began)
 			require.Equal(t, 4, r.code, r)
 			assert.Contains(t, r.stderr, strings.SplitN(src, "/", 3)[0]+"//"+addr)
-			assert.Less(t, took, 15*time.Second)
+			assert.Less(t, took, 10*time.Second)
 		})
 	}
 }

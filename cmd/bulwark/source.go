@@ -50,11 +50,32 @@ type center struct {
 	closeFn   func()
 }
 
+// closeWait bounds Close. A client whose server stopped answering may take
+// seconds to close (the Nacos SDK, a ZooKeeper connection without a
+// session); the command has its answer by then and the process is about to
+// exit, which ends whatever is still closing.
+const closeWait = 500 * time.Millisecond
+
 func (c *center) Close() {
-	_ = c.doc.Close()
-	_ = c.hist.Close()
-	if c.closeFn != nil {
-		c.closeFn()
+	closeBounded(func() {
+		_ = c.doc.Close()
+		_ = c.hist.Close()
+		if c.closeFn != nil {
+			c.closeFn()
+		}
+	})
+}
+
+// closeBounded runs fn and waits for it at most closeWait.
+func closeBounded(fn func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
 	}
 }
 
@@ -186,7 +207,7 @@ func openZooKeeper(ctx context.Context, hosts []string, path, display string, o 
 	}
 	if o.user != "" {
 		if err := conn.AddAuth("digest", []byte(o.user+":"+o.password)); err != nil {
-			conn.Close()
+			closeBounded(conn.Close)
 			return nil, fail(exitUnreachable, fmt.Errorf("%s: digest auth: %w", display, err))
 		}
 	}
@@ -199,7 +220,7 @@ func openZooKeeper(ctx context.Context, hosts []string, path, display string, o 
 	for conn.State() != zk.StateHasSession {
 		select {
 		case <-wait.Done():
-			conn.Close()
+			closeBounded(conn.Close)
 			return nil, fail(exitUnreachable, fmt.Errorf("%s: no ZooKeeper session within %v (state %s)", display, o.timeout, conn.State()))
 		case <-tick.C:
 		}
