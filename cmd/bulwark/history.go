@@ -86,8 +86,18 @@ func record(ctx context.Context, c *center, e entry, maxBytes int) (int, error) 
 		if err == nil {
 			return e.Seq, nil
 		}
-		if !errors.As(err, &ee) || ee.code != exitConflict || attempt == historyAttempts {
+		if attempt == historyAttempts || !errors.As(err, &ee) {
 			return 0, err
+		}
+		if ee.code != exitConflict {
+			// A server may refuse a document this large (PolarisMesh's
+			// Nacos API stores 20000 characters by default): try a
+			// shorter history, the oldest entries dropped.
+			if len(h.Entries) == 1 {
+				return 0, err
+			}
+			maxBytes = len(data) / 2
+			continue
 		}
 		// Another writer recorded in between (or a stale read): again,
 		// after a jittered pause that outlasts a Nacos server's cache.

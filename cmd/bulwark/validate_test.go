@@ -177,3 +177,41 @@ func TestFileApplyRefusesInvalidAndWritesNothing(t *testing.T) {
 	assert.NoFileExists(t, doc)
 	assert.NoFileExists(t, doc+".history")
 }
+
+func TestFmtFromSentinelGolang(t *testing.T) {
+	dir := t.TempDir()
+	src := writeFile(t, dir, "go-flow.json", `[
+ {"id":"1","resource":"GET /orders","tokenCalculateStrategy":1,"controlBehavior":0,"threshold":100,"warmUpPeriodSec":20,"statIntervalInMs":1000},
+ {"resource":"GET /pay","tokenCalculateStrategy":0,"controlBehavior":1,"threshold":10,"maxQueueingTimeMs":200,"relationStrategy":1,"refResource":"GET /orders"},
+ {"resource":"mem","tokenCalculateStrategy":2,"threshold":1}
+]`)
+	r := bulwark(t, "fmt", "--from", "sentinel-golang", src)
+	require.Equal(t, 0, r.code, r)
+	assert.Equal(t, `[
+  {"resource":"GET /orders","limitApp":"default","grade":1,"count":100,"strategy":0,"refResource":"","controlBehavior":1,"warmUpPeriodSec":20,"maxQueueingTimeMs":500,"clusterMode":false,"clusterConfig":null},
+  {"resource":"GET /pay","limitApp":"default","grade":1,"count":10,"strategy":1,"refResource":"GET /orders","controlBehavior":2,"warmUpPeriodSec":10,"maxQueueingTimeMs":200,"clusterMode":false,"clusterConfig":null}
+]
+`, r.stdout)
+	assert.Equal(t, src+`: note: [2] "mem": tokenCalculateStrategy 2 (MemoryAdaptive) has no equivalent: rule left out`+"\n", r.stderr)
+
+	// Rules of several kinds make a rule set; the result validates.
+	mixed := writeFile(t, dir, "go-mixed.json", `[
+ {"resource":"db","metricType":0,"threshold":20},
+ {"resource":"GET /items","strategy":2,"retryTimeoutMs":1500,"threshold":5,"probeNum":3},
+ {"metricType":3,"triggerCount":1000,"strategy":-1},
+ {"resource":"GET /orders","metricType":1,"paramIndex":0,"threshold":5,"specificItems":[{"valKind":1,"valStr":"vip","threshold":50}]}
+]`)
+	r = bulwark(t, "fmt", "--from", "sentinel-golang", mixed)
+	require.Equal(t, 0, r.code, r)
+	assert.Contains(t, r.stdout, `"degrade": [
+    {"resource":"GET /items","limitApp":"default","grade":2,"count":5,"timeWindow":2,`)
+	assert.Contains(t, r.stdout, `{"resource":"db","limitApp":"default","grade":0,"count":20,`)
+	assert.Contains(t, r.stdout, `"qps":1000`)
+	assert.Contains(t, r.stdout, `"paramFlowItemList":[{"object":"vip","count":50,"classType":"String"}]`)
+	assert.Contains(t, r.stderr, `note: [1] "GET /items": retryTimeoutMs 1500: Java's timeWindow is in seconds: 2 s`)
+	assert.Contains(t, r.stderr, `note: [1] "GET /items": probeNum has no equivalent`)
+	converted := writeFile(t, dir, "converted.json", r.stdout)
+	r = bulwark(t, "validate", converted)
+	require.Equal(t, 0, r.code, r)
+	assert.Equal(t, converted+": valid, 4 ruleset rules\n", r.stdout)
+}
