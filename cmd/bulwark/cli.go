@@ -67,17 +67,16 @@ func report(w io.Writer, name string, err error) int {
 // options are the flags commands share; each command registers those it
 // takes.
 type options struct {
-	timeout            time.Duration
-	json               bool
-	kind               string
-	user, password     string
-	tls                bool
-	caFile, certFile   string
-	keyFile            string
-	author             string
-	yes, dryRun        bool
-	historyBytes       int
-	historyEntriesKept int
+	timeout          time.Duration
+	json             bool
+	kind             string
+	user, password   string
+	tls              bool
+	caFile, certFile string
+	keyFile          string
+	author           string
+	yes, dryRun      bool
+	historyBytes     int
 }
 
 // connFlags are the flags of every command that talks to a config center.

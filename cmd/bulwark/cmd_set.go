@@ -201,4 +201,3 @@ func setNew(fs []field, path []string, v json.RawMessage) ([]field, error) {
 	fs = append(fs, field{name: path[0], value: json.RawMessage("null")})
 	return setField(fs, path, v)
 }
-

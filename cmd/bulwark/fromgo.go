@@ -281,4 +281,3 @@ func (g *goRule) hotspot() map[string]any {
 	}
 	return r
 }
-

@@ -177,4 +177,3 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 	return p
 }
-
