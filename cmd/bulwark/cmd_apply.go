@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+)
+
+func init() {
+	register(&command{
+		name: "apply", args: "SOURCE FILE", summary: "validate, review and write a document with compare-and-set",
+		help: `Validates FILE (or "-"), shows the rule-by-rule diff against the document
+at SOURCE, asks for confirmation (--yes skips it) and writes FILE as it is,
+with compare-and-set against the revision it read: when someone changed the
+document in between, nothing is written and the exit code is 3. --dry-run
+stops after the diff. The change is recorded in the history beside the
+document (bulwark history SOURCE).
+
+Exit codes: 0 written (or nothing to change), 1 FILE invalid, 2 not
+confirmed, 3 conflict, 4 unreachable.`,
+		run: runApply,
+	})
+}
+
+func runApply(ctx context.Context, e *env, args []string) error {
+	var o options
+	c := commands["apply"]
+	fs := newFlags(c)
+	connFlags(fs, &o)
+	kindFlag(fs, &o)
+	jsonFlag(fs, &o)
+	changeFlags(fs, &o)
+	pos, err := parse(e, c, fs, args, 2, 2)
+	if err != nil {
+		return err
+	}
+	if pos[1] == "-" && !o.yes && !o.dryRun {
+		return failf(exitUsage, "FILE is standard input, so the confirmation cannot be read from it: pass --yes (or --dry-run)")
+	}
+	next, err := readInput(e, pos[1])
+	if err != nil {
+		return err
+	}
+	k, err := pickKind(&o, next, pos[1])
+	if err != nil {
+		return err
+	}
+	if err := mustBeValid(e, k, pos[1], next); err != nil {
+		return err
+	}
+	ctr, err := openCenter(ctx, pos[0], &o)
+	if err != nil {
+		return err
+	}
+	defer ctr.Close()
+	cur, err := ctr.read(ctx)
+	if err != nil {
+		return err
+	}
+	p := &proposal{c: ctr, k: k, cur: cur, next: next, name: pos[1], command: "apply"}
+	return p.carry(ctx, e, &o)
+}
+
+// mustBeValid prints the problems of an invalid document and returns exit
+// code 1.
+func mustBeValid(e *env, k *kind, name string, data []byte) error {
+	_, warns, err := k.codec.canonical(data)
+	printFindings(e.stderr, findings(name, err, warns), false)
+	if err != nil {
+		return failf(exitInvalid, "%s is not a valid %s document: nothing written", name, k.name)
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// The audit trail of a document lives beside it, in the same config center
+// (center.hist): one JSON document holding the last historyEntries changes
+// made with this tool, oldest first, written with compare-and-set so that
+// concurrent writers never lose each other's entries.
+const (
+	historyEntries      = 100
+	defaultHistoryBytes = 512 << 10 // under ZooKeeper's 1 MB node limit and etcd's 1.5 MiB request limit
+	historyAttempts     = 10
+)
+
+type historyDoc struct {
+	Format  string  `json:"format"` // historyFormat
+	Entries []entry `json:"entries"`
+}
+
+const historyFormat = "bulwark-history/1"
+
+// entry is one change: who made it, when, from which revision to which, the
+// rule diff and the document it replaced.
+type entry struct {
+	Seq     int       `json:"seq"`
+	Time    time.Time `json:"time"`
+	Author  string    `json:"author"`
+	Command string    `json:"command"`
+	From    string    `json:"from"` // "" when the document did not exist
+	To      string    `json:"to"`
+	Kind    string    `json:"kind"`
+	Diff    []string  `json:"diff"`
+	// Previous is the document the change replaced; null when it did not
+	// exist.
+	Previous *string `json:"previous"`
+}
+
+// readHistory reads the history; a missing one is empty.
+func readHistory(ctx context.Context, c *center) (historyDoc, string, error) {
+	snap, err := c.readFrom(ctx, c.hist, c.histName)
+	if err != nil {
+		return historyDoc{}, "", err
+	}
+	if snap.Missing {
+		return historyDoc{Format: historyFormat}, "", nil
+	}
+	var h historyDoc
+	if err := json.Unmarshal(snap.Data, &h); err != nil || h.Format != historyFormat {
+		return historyDoc{}, "", fmt.Errorf("%s holds something else than bulwark's history (format %q); it is left alone: %v", c.histName, h.Format, err)
+	}
+	return h, snap.Revision, nil
+}
+
+// record appends e to the history of c (its Seq is set here), keeping the
+// last historyEntries entries and at most maxBytes, oldest dropped first.
+// Conflicting writers retry.
+func record(ctx context.Context, c *center, e entry, maxBytes int) (int, error) {
+	pause := 20 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		h, rev, err := readHistory(ctx, c)
+		if err != nil {
+			return 0, err
+		}
+		e.Seq = 1
+		if n := len(h.Entries); n > 0 {
+			e.Seq = h.Entries[n-1].Seq + 1
+		}
+		h.Entries = append(h.Entries, e)
+		if n := len(h.Entries); n > historyEntries {
+			h.Entries = h.Entries[n-historyEntries:]
+		}
+		data, _ := json.MarshalIndent(h, "", " ")
+		for len(data) > maxBytes && len(h.Entries) > 1 {
+			h.Entries = h.Entries[1:]
+			data, _ = json.MarshalIndent(h, "", " ")
+		}
+		_, err = c.write(ctx, c.hist, data, rev, c.histName)
+		var ee *exitError
+		if err == nil {
+			return e.Seq, nil
+		}
+		if attempt == historyAttempts || !errors.As(err, &ee) {
+			return 0, err
+		}
+		if ee.code != exitConflict {
+			// A server may refuse a document this large (PolarisMesh's
+			// Nacos API stores 20000 characters by default): try a
+			// shorter history, the oldest entries dropped.
+			if len(h.Entries) == 1 {
+				return 0, err
+			}
+			maxBytes = len(data) / 2
+			continue
+		}
+		// Another writer recorded in between (or a stale read): again,
+		// after a jittered pause that outlasts a Nacos server's cache.
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(pause/2 + rand.N(pause/2)):
+		}
+		pause = min(2*pause, time.Second)
+	}
+}

@@ -1,0 +1,415 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/bulwark-go/bulwark/converter"
+)
+
+// A kind is a rule document format: one of Sentinel's five rule lists, or
+// bulwark's rule set (an object holding several lists).
+type kind struct {
+	name string
+	// ids are the fields that identify a rule of this kind (rules are
+	// matched by them in diffs); none: by position.
+	ids   []string
+	codec anyCodec
+	// minimal is the smallest rule of the kind, whose canonical form gives
+	// the defaults left out when a rule is shown.
+	minimal string
+}
+
+// anyCodec is a converter.Codec with its value type hidden: the CLI works on
+// documents, and on canonical JSON (converter's Encode of the decoded value)
+// to compare and change them.
+type anyCodec interface {
+	// canonical decodes data strictly and encodes it again: Java's field
+	// names, order and numbers, every field, one rule per line.
+	canonical(data []byte) (canon []byte, warnings []converter.Problem, err error)
+	// over decodes canon (checking it) and writes it over prev, keeping
+	// what prev has that the value does not model (converter.Patcher).
+	over(prev, canon []byte) ([]byte, error)
+}
+
+type codecOf[T any] struct{ c converter.Codec[T] }
+
+func (c codecOf[T]) canonical(data []byte) ([]byte, []converter.Problem, error) {
+	var (
+		v     T
+		warns []converter.Problem
+		err   error
+	)
+	if in, ok := c.c.(converter.Inspector[T]); ok {
+		v, warns, err = in.Inspect(data)
+	} else {
+		v, err = c.c.Convert(data)
+	}
+	if err != nil {
+		return nil, warns, err
+	}
+	canon, err := c.c.Encode(v)
+	return canon, warns, err
+}
+
+func (c codecOf[T]) over(prev, canon []byte) ([]byte, error) {
+	v, err := c.c.Convert(canon)
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := c.c.(converter.Patcher[T]); ok && len(prev) > 0 {
+		return p.EncodeOver(prev, v)
+	}
+	return c.c.Encode(v)
+}
+
+// kinds, in the order detection prefers them.
+var kinds = []*kind{
+	{name: "flow", ids: []string{"resource", "limitApp", "grade", "strategy", "refResource"}, codec: wrap(converter.FlowRules()), minimal: `[{"resource":"r"}]`},
+	{name: "degrade", ids: []string{"resource", "limitApp", "grade"}, codec: wrap(converter.CircuitBreakerRules()), minimal: `[{"resource":"r"}]`},
+	{name: "paramFlow", ids: []string{"resource", "limitApp", "paramIdx", "grade"}, codec: wrap(converter.HotspotRules()), minimal: `[{"resource":"r","paramIdx":0}]`},
+	{name: "authority", ids: []string{"resource"}, codec: wrap(converter.AuthorityRules()), minimal: `[{"resource":"r","limitApp":"a"}]`},
+	{name: "system", codec: wrap(converter.SystemRules()), minimal: `[{}]`},
+	{name: "ruleset", codec: wrap(converter.RuleSet())},
+}
+
+func wrap[T any](c converter.Codec[T]) anyCodec { return codecOf[T]{c: c} }
+
+// sections maps a rule set's keys to the kinds of their lists.
+var sections = map[string]string{"flow": "flow", "degrade": "degrade", "system": "system", "authority": "authority", "paramFlow": "paramFlow"}
+
+func kindNamed(name string) (*kind, error) {
+	names := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		if strings.EqualFold(k.name, name) {
+			return k, nil
+		}
+		names = append(names, k.name)
+	}
+	switch strings.ToLower(name) {
+	case "circuitbreaker", "hotspot", "paramflow", "param-flow":
+		return kindNamed(map[string]string{"circuitbreaker": "degrade", "hotspot": "paramFlow", "paramflow": "paramFlow", "param-flow": "paramFlow"}[strings.ToLower(name)])
+	}
+	return nil, failf(exitUsage, "unknown kind %q: want one of %s", name, strings.Join(names, ", "))
+}
+
+// detect picks the kind of data: the one whose codec finds the fewest
+// problems in it, the first in kinds on a tie, unless the hint (a kind name
+// found in the document's key or file name) is among the tied.
+func detect(data []byte, hint string) *kind {
+	object := firstToken(data) == '{'
+	best, bestN := kinds[0], math.MaxInt
+	var tied []*kind
+	for _, k := range kinds {
+		if (k.name == "ruleset") != object {
+			continue
+		}
+		_, _, err := k.codec.canonical(data)
+		n := problemCount(err)
+		switch {
+		case n < bestN:
+			best, bestN, tied = k, n, []*kind{k}
+		case n == bestN:
+			tied = append(tied, k)
+		}
+	}
+	if hint != "" {
+		for _, k := range tied {
+			if k.name == hint {
+				return k
+			}
+		}
+	}
+	return best
+}
+
+// hintFrom finds a kind name in a key or file name ("order-service-degrade-rules").
+func hintFrom(name string) string {
+	n := strings.ToLower(name)
+	for _, h := range []struct{ word, kind string }{{"param", "paramFlow"}, {"hotspot", "paramFlow"}, {"degrade", "degrade"}, {"breaker", "degrade"}, {"system", "system"}, {"authority", "authority"}, {"flow", "flow"}} {
+		if strings.Contains(n, h.word) {
+			return h.kind
+		}
+	}
+	return ""
+}
+
+func problemCount(err error) int {
+	if err == nil {
+		return 0
+	}
+	var de *converter.DecodeError
+	if errors.As(err, &de) {
+		return len(de.Problems)
+	}
+	return math.MaxInt - 1
+}
+
+// field is one field of a rule, in document order.
+type field struct {
+	name  string
+	value json.RawMessage
+}
+
+// rule is one rule of a canonical document.
+type rule struct {
+	section string // the rule set key ("flow", …); "" in a single-kind document
+	kind    *kind
+	index   int
+	fields  []field
+}
+
+func (r rule) get(name string) json.RawMessage {
+	for _, f := range r.fields {
+		if f.name == name {
+			return f.value
+		}
+	}
+	return nil
+}
+
+// resource is the rule's resource, "" for rules without one.
+func (r rule) resource() string {
+	var s string
+	_ = json.Unmarshal(r.get("resource"), &s)
+	return s
+}
+
+// identity is what matches a rule across two versions of a document.
+func (r rule) identity() string {
+	if len(r.kind.ids) == 0 {
+		return fmt.Sprintf("%s#%d", r.section, r.index)
+	}
+	var b strings.Builder
+	b.WriteString(r.section)
+	for _, id := range r.kind.ids {
+		b.WriteByte(0)
+		b.Write(compact(r.get(id)))
+	}
+	return b.String()
+}
+
+// label names the rule for a person: its resource, and those of its
+// identifying fields that differ from the kind's default
+// ("GET /orders (limitApp appA)"); system rules by position.
+func (r rule) label() string {
+	prefix := ""
+	if r.section != "" {
+		prefix = r.section + " "
+	}
+	if len(r.kind.ids) == 0 {
+		return fmt.Sprintf("%srule #%d", prefix, r.index+1)
+	}
+	var extra []string
+	def := r.kind.defaults()
+	for _, id := range r.kind.ids[1:] {
+		v := compact(r.get(id))
+		if d, ok := def[id]; ok && bytes.Equal(d, v) && id != "paramIdx" {
+			continue
+		}
+		extra = append(extra, id+" "+string(v))
+	}
+	l := prefix + r.resource()
+	if len(extra) > 0 {
+		l += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return l
+}
+
+// defaults are the canonical values of a minimal rule of the kind.
+func (k *kind) defaults() map[string]json.RawMessage {
+	defaultsOnce.Do(func() {
+		defaultValues = map[string]map[string]json.RawMessage{}
+		for _, k := range kinds {
+			m := map[string]json.RawMessage{}
+			if k.minimal != "" {
+				if canon, _, err := k.codec.canonical([]byte(k.minimal)); err == nil {
+					if rules, err := parseRules(k, canon); err == nil && len(rules) == 1 {
+						for _, f := range rules[0].fields {
+							m[f.name] = compact(f.value)
+						}
+					}
+				}
+			}
+			defaultValues[k.name] = m
+		}
+	})
+	return defaultValues[k.name]
+}
+
+var (
+	defaultsOnce  sync.Once
+	defaultValues map[string]map[string]json.RawMessage
+)
+
+// parseRules splits a canonical document of kind k into its rules.
+func parseRules(k *kind, canon []byte) ([]rule, error) {
+	if k.name != "ruleset" {
+		return parseList(k, "", canon)
+	}
+	secs, err := objectFields(canon)
+	if err != nil {
+		return nil, err
+	}
+	var all []rule
+	for _, s := range secs {
+		sk, err := kindNamed(sections[s.name])
+		if err != nil {
+			return nil, err
+		}
+		rules, err := parseList(sk, s.name, s.value)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, rules...)
+	}
+	return all, nil
+}
+
+func parseList(k *kind, section string, data []byte) ([]rule, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(data, &items); err != nil {
+		return nil, fmt.Errorf("canonical document: %w", err)
+	}
+	rules := make([]rule, 0, len(items))
+	for i, it := range items {
+		fs, err := objectFields(it)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, rule{section: section, kind: k, index: i, fields: fs})
+	}
+	return rules, nil
+}
+
+// objectFields returns the fields of a JSON object in their order.
+func objectFields(data []byte) ([]field, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object: %s", abbrev(data))
+	}
+	var fs []field
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		fs = append(fs, field{name: name, value: v})
+	}
+	return fs, nil
+}
+
+// encodeRules writes rules back as a canonical document of kind k.
+func encodeRules(k *kind, rules []rule) []byte {
+	var b bytes.Buffer
+	writeList := func(rs []rule, indent string) {
+		b.WriteString("[")
+		for i, r := range rs {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("\n" + indent + "  ")
+			b.Write(encodeFields(r.fields))
+		}
+		if len(rs) > 0 {
+			b.WriteString("\n" + indent)
+		}
+		b.WriteString("]")
+	}
+	if k.name != "ruleset" {
+		writeList(rules, "")
+		b.WriteString("\n")
+		return b.Bytes()
+	}
+	var order []string
+	bySection := map[string][]rule{}
+	for _, r := range rules {
+		if _, ok := bySection[r.section]; !ok {
+			order = append(order, r.section)
+		}
+		bySection[r.section] = append(bySection[r.section], r)
+	}
+	b.WriteString("{")
+	for i, s := range order {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "\n  %q: ", s)
+		writeList(bySection[s], "  ")
+	}
+	b.WriteString("\n}\n")
+	return b.Bytes()
+}
+
+func encodeFields(fs []field) []byte {
+	var b bytes.Buffer
+	b.WriteString("{")
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		name, _ := json.Marshal(f.name)
+		b.Write(name)
+		b.WriteString(":")
+		b.Write(compact(f.value))
+	}
+	b.WriteString("}")
+	return b.Bytes()
+}
+
+func compact(v json.RawMessage) []byte {
+	if v == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, v); err != nil {
+		return v
+	}
+	return b.Bytes()
+}
+
+func abbrev(b []byte) string {
+	s := string(b)
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return s
+}
+
+// firstToken is the first character of data that is not a byte order mark,
+// white space or a comment: '{' for a rule set, '[' for a list of rules.
+func firstToken(data []byte) byte {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	for len(data) > 0 {
+		switch {
+		case data[0] == ' ' || data[0] == '\t' || data[0] == '\n' || data[0] == '\r':
+			data = data[1:]
+		case bytes.HasPrefix(data, []byte("//")):
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				return 0
+			}
+			data = data[i+1:]
+		case bytes.HasPrefix(data, []byte("/*")):
+			i := bytes.Index(data[2:], []byte("*/"))
+			if i < 0 {
+				return 0
+			}
+			data = data[i+4:]
+		default:
+			return data[0]
+		}
+	}
+	return 0
+}

@@ -1,0 +1,134 @@
+// Command bulwark validates, reviews, applies and rolls back Sentinel rule
+// documents in a file or a config center (etcd, Redis, ZooKeeper, Nacos).
+//
+//	bulwark validate rules.json                      # every problem, FILE:LINE:COL: [i] "resource": field: problem
+//	bulwark diff etcd://127.0.0.1:2379/bulwark/order-service/prod/flow rules.json
+//	bulwark apply etcd://127.0.0.1:2379/bulwark/order-service/prod/flow rules.json
+//	bulwark set redis://127.0.0.1:6379/bulwark:order-service:prod:flow "GET /orders" count=200
+//	bulwark history zk://127.0.0.1:2181/bulwark/order-service/prod/flow
+//	bulwark rollback nacos://127.0.0.1:8848/order-service-flow-rules?group=SENTINEL_GROUP
+//
+// Sources are URLs: a path or file:///path, etcd://host:2379/key,
+// redis://host:6379/key (?channel=, default key + ":changed"; ?db=),
+// zk://host:2181/path, nacos://host:8848/dataId (?group=, default
+// DEFAULT_GROUP; ?namespace=). Several servers are separated by commas.
+// Credentials and TLS come from flags or the environment (BULWARK_USER,
+// BULWARK_PASSWORD, BULWARK_TLS_CA, BULWARK_TLS_CERT, BULWARK_TLS_KEY) and are
+// never printed.
+//
+// Every change made by apply, edit, set and rollback is compare-and-set
+// against the revision read, and is recorded in an audit trail beside the
+// document, in the same config center: the document's key + ".history"
+// (Redis: key + ":history"), the last 100 changes.
+//
+// Exit codes: 0 ok, 1 invalid document or differences found (diff), 2 usage
+// (or a change not confirmed), 3 conflict (someone changed the document in
+// between: nothing was written), 4 the config center could not be reached or
+// refused the request.
+//
+// Run "bulwark help COMMAND" or "bulwark COMMAND --help" for a command's
+// flags.
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one subcommand: its usage line, a paragraph of help, and what it
+// does.
+type command struct {
+	name, args, summary, help string
+	run                       func(ctx context.Context, e *env, args []string) error
+}
+
+// env is what a command talks to: its streams, and how to ask the user.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	color          bool // stdout is a terminal and NO_COLOR is unset
+	in             *bufio.Reader
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, color: colorOn(os.Stdout)})
+	stop()
+	os.Exit(code)
+}
+
+// run runs the command line args and returns the process's exit code.
+func run(ctx context.Context, args []string, e *env) int {
+	if len(args) == 0 {
+		usage(e.stderr)
+		return exitUsage
+	}
+	name := args[0]
+	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
+		if len(args) > 1 {
+			if _, ok := commands[args[1]]; ok {
+				return run(ctx, []string{args[1], "--help"}, e)
+			}
+		}
+		usage(e.stdout)
+		return exitOK
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(e.stderr, "bulwark: unknown command %q\n\n", name)
+		usage(e.stderr)
+		return exitUsage
+	}
+	err := c.run(ctx, e, args[1:])
+	return report(e.stderr, c.name, err)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `bulwark validates, reviews, applies and rolls back Sentinel rule documents
+in a file, etcd, Redis, ZooKeeper or Nacos.
+
+Usage: bulwark COMMAND [flags] ARGS
+
+Commands:
+`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return order(names[i]) < order(names[j]) })
+	for _, n := range names {
+		c := commands[n]
+		fmt.Fprintf(w, "  %-9s %s\n", n, c.summary)
+	}
+	fmt.Fprint(w, `
+Sources: PATH or file:///PATH, etcd://HOST:2379/KEY, redis://HOST:6379/KEY[?channel=&db=],
+zk://HOST:2181/PATH, nacos://HOST:8848/DATAID[?group=&namespace=] (servers comma-separated).
+Credentials: --user/--password or BULWARK_USER/BULWARK_PASSWORD; TLS: --tls, --cacert,
+--cert, --key or BULWARK_TLS_CA/_CERT/_KEY. They are never printed.
+
+Exit codes: 0 ok, 1 invalid or differences found, 2 usage or not confirmed,
+3 conflict (nothing written), 4 config center unreachable.
+
+"bulwark COMMAND --help" shows a command's flags.
+`)
+}
+
+// order lists the commands in the order a user meets them.
+func order(name string) int {
+	i := strings.Index(" validate fmt get diff apply edit set history rollback watch ", " "+name+" ")
+	if i < 0 {
+		return 1 << 20
+	}
+	return i
+}
