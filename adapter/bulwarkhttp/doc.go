@@ -27,14 +27,15 @@
 //   - Middleware wrapping one handler registered in a mux
 //     (mux.Handle(pattern, Middleware(e)(h))) reads r.Pattern.
 //   - Without a pattern, the resource is the method and the path
-//     ("GET /orders/1"): give other routers their route template with
-//     [WithResource]. With chi, chi.RouteContext(r.Context()).RoutePattern()
-//     is known only once chi routed, so use the middleware inside chi's
-//     router (r.Use), not around it; gorilla/mux has
-//     mux.CurrentRoute(r).GetPathTemplate() inside the router (r.Use);
-//     gin has c.FullPath(), known before its handlers run, for a gin
-//     middleware that wraps the call through [WithResource] (or through
-//     core.Engine.Enter directly).
+//     ("GET /orders/1"): give other routers' route templates with
+//     [WithResource], from a place where the router has routed. With
+//     gorilla/mux, r.Use runs middleware after matching, and
+//     mux.CurrentRoute(r).GetPathTemplate() names the route. With chi,
+//     chi.RouteContext(r.Context()).RoutePattern() is complete once chi has
+//     routed: add the middleware per route (r.With(mw).Get(...)), not with
+//     r.Use on the root router, which runs before routing. gin has its own
+//     handler type: in a gin middleware, enter the engine with c.FullPath()
+//     (known before the handlers run) through core.Engine.Enter.
 //
 // Middleware wrapping a whole mux runs before the mux routes, so
 // r.PathValue is empty in [WithOrigin] and [WithArgs]: to take hot
