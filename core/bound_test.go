@@ -14,6 +14,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/internal/testclock"
 )
 
 // TestQPSLimitBound checks the documented exactness bound of a QPS rule
@@ -60,7 +61,7 @@ func TestQPSLimitBound(t *testing.T) {
 			}
 			const goroutines = 64
 			buckets := cmp.Or(tc.buckets, 24)
-			clk := newFakeClock()
+			clk := testclock.New()
 			e := core.NewEngine(core.WithClock(clk))
 			defer e.Close()
 			require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "hot", Grade: flow.GradeQPS, Count: float64(tc.threshold)}}))

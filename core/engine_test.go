@@ -13,6 +13,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/internal/testclock"
 )
 
 var bg = context.Background()
@@ -43,9 +44,9 @@ func passesCtx(t *testing.T, ctx context.Context, e *core.Engine, resource strin
 	return ok
 }
 
-func newEngine(t *testing.T, rules ...flow.Rule) (*core.Engine, *fakeClock) {
+func newEngine(t *testing.T, rules ...flow.Rule) (*core.Engine, *testclock.Clock) {
 	t.Helper()
-	clk := newFakeClock()
+	clk := testclock.New()
 	e := core.NewEngine(core.WithClock(clk))
 	t.Cleanup(func() { require.NoError(t, e.Close()) })
 	require.NoError(t, e.Flow().Load(rules))

@@ -20,33 +20,8 @@ import (
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/core/system"
+	"github.com/bulwark-go/bulwark/internal/testclock"
 )
-
-// stepClock is a Clock that moves only when told; waiting advances it.
-// (The flow tests have their own; this file stands alone.)
-type stepClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newStepClock() *stepClock { return &stepClock{t: time.Unix(1_700_000_000, 0)} }
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *stepClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func (c *stepClock) Sleep(_ context.Context, d time.Duration) error {
-	c.Advance(d)
-	return nil
-}
 
 func blockKind(t *testing.T, err error) *core.BlockError {
 	t.Helper()
@@ -79,7 +54,7 @@ func breakerRule(res string, g circuitbreaker.Grade, count float64) circuitbreak
 }
 
 func TestBreakerThroughEngine(t *testing.T) {
-	clk := newStepClock()
+	clk := testclock.New()
 	e := core.NewEngine(core.WithClock(clk))
 	var tr transitions
 	cancel := e.OnBreakerStateChange(tr.on)
@@ -128,7 +103,7 @@ func TestBreakerThroughEngine(t *testing.T) {
 }
 
 func TestBreakerSlowProbeThroughEngine(t *testing.T) {
-	clk := newStepClock()
+	clk := testclock.New()
 	e := core.NewEngine(core.WithClock(clk))
 	var tr transitions
 	e.OnBreakerStateChange(tr.on)
@@ -162,7 +137,7 @@ func TestBreakerSlowProbeThroughEngine(t *testing.T) {
 // A probe that a later check (here a second breaker of the resource)
 // blocks sends its breaker back to OPEN, and the next entry may probe.
 func TestProbeBlockedLater(t *testing.T) {
-	clk := newStepClock()
+	clk := testclock.New()
 	e := core.NewEngine(core.WithClock(clk))
 	var tr transitions
 	e.OnBreakerStateChange(tr.on)
@@ -192,7 +167,7 @@ func TestProbeBlockedLater(t *testing.T) {
 }
 
 func TestBreakerStateKeptAcrossSwaps(t *testing.T) {
-	clk := newStepClock()
+	clk := testclock.New()
 	e := core.NewEngine(core.WithClock(clk))
 	r := breakerRule("r", circuitbreaker.ErrorCount, 0)
 	r.MinRequestAmount = 1
@@ -220,7 +195,7 @@ func TestBreakerStateKeptAcrossSwaps(t *testing.T) {
 // The average-RT strategy over a timeline of calls that each take 200 ms
 // against a count of 100 ms.
 func TestAvgRTThroughEngine(t *testing.T) {
-	clk := newStepClock()
+	clk := testclock.New()
 	e := core.NewEngine(core.WithClock(clk))
 	r := circuitbreaker.Rule{Resource: "r", Grade: circuitbreaker.AvgRT, Count: 100, TimeWindow: 2,
 		MinRequestAmount: 5, StatIntervalMs: 1000, RTSlowRequestAmount: 3}
@@ -409,7 +384,7 @@ func TestSystemBBRThroughEngine(t *testing.T) {
 }
 
 func TestSystemRulesCombineByMinimum(t *testing.T) {
-	clk := newStepClock()
+	clk := testclock.New()
 	e := core.NewEngine(core.WithClock(clk))
 	defer e.Close()
 	rules := []system.Rule{
@@ -475,7 +450,7 @@ func TestAuthorityThroughEngine(t *testing.T) {
 }
 
 func TestHotspotThroughEngine(t *testing.T) {
-	clk := newStepClock()
+	clk := testclock.New()
 	e := core.NewEngine(core.WithClock(clk))
 	ctx := context.Background()
 	require.NoError(t, e.Hotspot().Load([]hotspot.Rule{

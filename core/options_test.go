@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/system"
+	"github.com/bulwark-go/bulwark/internal/testclock"
 )
 
 // TestZeroOptionsKeepDefaults: an option given its zero value is the
@@ -22,7 +23,7 @@ func TestZeroOptionsKeepDefaults(t *testing.T) {
 			core.WithColdFactor(0), core.WithOccupyTimeout(0), core.WithSystemCollector(nil)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			clk := newStepClock()
+			clk := testclock.New()
 			e := core.NewEngine(append(slices.Clone(opts), core.WithClock(clk))...)
 			defer e.Close()
 			require.NoError(t, e.System().Load([]system.Rule{{AvgRT: 100}}))

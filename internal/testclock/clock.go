@@ -1,6 +1,6 @@
 // Package testclock is a core.Clock for tests whose time moves only when the
-// test says so: the adapters' tests drive breakers and windows with it
-// instead of sleeping.
+// test says so: the engine's and the adapters' tests drive windows, pacing
+// and breakers with it instead of sleeping.
 package testclock
 
 import (
