@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,26 +11,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/bulwark-go/bulwark/examples/internal/exampletest"
 	"github.com/bulwark-go/bulwark/internal/integration"
 )
-
-// syncBuffer is an io.Writer the test reads while run writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestFollowsLiveChanges(t *testing.T) {
 	srv := integration.StartEtcd(t)
@@ -44,7 +24,7 @@ func TestFollowsLiveChanges(t *testing.T) {
 	defer cli.Close()
 	const key = "/bulwark/order-service/test/flow"
 
-	var out syncBuffer
+	var out exampletest.Buffer
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
@@ -85,35 +65,10 @@ func TestFollowsLiveChanges(t *testing.T) {
 }
 
 func TestNoServerFailsFast(t *testing.T) {
-	// A listener that accepts and never answers, and a port nobody listens on.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer ln.Close()
-	wg.Go(func() {
-		var conns []net.Conn
-		defer func() {
-			for _, c := range conns {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-		}
-	})
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	refused := closed.Addr().String()
-	closed.Close()
-
-	for _, addr := range []string{ln.Addr().String(), refused} {
+	// A server that accepts and never answers, and a port nobody listens on.
+	for _, addr := range []string{exampletest.Unresponsive(t), exampletest.Refused(t)} {
 		start := time.Now()
-		err := run(t.Context(), &syncBuffer{}, config{endpoints: []string{addr}, key: "/k",
+		err := run(t.Context(), &exampletest.Buffer{}, config{endpoints: []string{addr}, key: "/k",
 			timeout: time.Second, statusEvery: time.Second})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "no etcd answers at "+addr+" within 1s")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -11,31 +10,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/examples/internal/exampletest"
 )
-
-// syncBuffer is an io.Writer the test reads while run writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // The service runs as main runs it, on a loopback listener, with a copy
 // of the rules.json it ships with.
@@ -47,7 +29,7 @@ func TestTheServiceEnforcesItsRulesFile(t *testing.T) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
-	var out syncBuffer
+	var out exampletest.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, &out, lis, path, slog.New(slog.DiscardHandler)) }()
 	defer func() {

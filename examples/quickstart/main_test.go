@@ -1,38 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/examples/internal/exampletest"
 )
-
-// syncBuffer is an io.Writer the test reads while run writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // sameFile asserts that a and b are one file.
 func sameFile(t *testing.T, a, b string) {
@@ -125,9 +107,9 @@ func writeFile(t *testing.T, path, content string) {
 
 // start runs the quickstart on path until the test ends, and returns a
 // function that waits until the output after mark contains every want.
-func start(t *testing.T, path string) (out *syncBuffer, waitFor func(mark int, want ...string) int) {
+func start(t *testing.T, path string) (out *exampletest.Buffer, waitFor func(mark int, want ...string) int) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	out = &syncBuffer{}
+	out = &exampletest.Buffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, out, config{path: path, every: 200 * time.Millisecond, statusEvery: 10 * time.Millisecond})

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,26 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bulwark-go/bulwark/examples/internal/exampletest"
 	"github.com/bulwark-go/bulwark/internal/integration"
 )
-
-// syncBuffer is an io.Writer the test reads while run writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestFollowsLiveChanges(t *testing.T) {
 	srv := integration.StartRedis(t)
@@ -44,7 +25,7 @@ func TestFollowsLiveChanges(t *testing.T) {
 	key := "bulwark:order-service:test:flow"
 	channel := key + ":changed"
 
-	var out syncBuffer
+	var out exampletest.Buffer
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
@@ -99,35 +80,10 @@ func TestClientLogsGoThroughSlogAtDebug(t *testing.T) {
 }
 
 func TestNoServerFailsFast(t *testing.T) {
-	// A listener that accepts and never answers, and a port nobody listens on.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer ln.Close()
-	wg.Go(func() {
-		var conns []net.Conn
-		defer func() {
-			for _, c := range conns {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-		}
-	})
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	refused := closed.Addr().String()
-	closed.Close()
-
-	for _, addr := range []string{ln.Addr().String(), refused} {
+	// A server that accepts and never answers, and a port nobody listens on.
+	for _, addr := range []string{exampletest.Unresponsive(t), exampletest.Refused(t)} {
 		start := time.Now()
-		err := run(context.Background(), &syncBuffer{}, config{addr: addr, key: "k", channel: "c",
+		err := run(context.Background(), &exampletest.Buffer{}, config{addr: addr, key: "k", channel: "c",
 			timeout: time.Second, statusEvery: time.Second})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "no Redis answers at "+addr)
