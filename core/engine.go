@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"errors"
-	"github.com/bulwark-go/bulwark/internal/listeners"
 	"io"
 	"log/slog"
 	"math"
@@ -18,6 +17,7 @@ import (
 	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/core/system"
 	"github.com/bulwark-go/bulwark/internal/flowcontrol"
+	"github.com/bulwark-go/bulwark/internal/listeners"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 

@@ -3,7 +3,6 @@ package core
 import (
 	"errors"
 	"fmt"
-	"github.com/bulwark-go/bulwark/internal/listeners"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/core/rule"
 	"github.com/bulwark-go/bulwark/core/system"
+	"github.com/bulwark-go/bulwark/internal/listeners"
 )
 
 // ErrInvalidRules is wrapped by every [*ValidationError]:

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bulwark-go/bulwark/datasource/internal/atomicfile"
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
 // cachePath is the last-good file of the datasource: its name (WithName,

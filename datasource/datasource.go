@@ -6,9 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"math/rand/v2"
 	"time"
+
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
 // Snapshot is one read of a document.

@@ -2,9 +2,10 @@ package datasource
 
 import (
 	"context"
-	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"log/slog"
 	"time"
+
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
 // Defaults of the options.

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
 // Status is a Readable's health at one moment. The zero Status is that of

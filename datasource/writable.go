@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"log/slog"
 	"time"
 
 	"github.com/bulwark-go/bulwark/converter"
+	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
 // Writable writes values back to a Sink with compare-and-set, so that a

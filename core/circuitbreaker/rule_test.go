@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bulwark-go/bulwark/core/rule"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/core/rule"
 )
 
 func valid() Rule {

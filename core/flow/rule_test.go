@@ -4,10 +4,10 @@ import (
 	"math"
 	"testing"
 
-	"github.com/bulwark-go/bulwark/core/rule"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/core/rule"
 )
 
 func TestValidate(t *testing.T) {

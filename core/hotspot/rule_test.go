@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/bulwark-go/bulwark/core/flow"
-	"github.com/bulwark-go/bulwark/core/rule"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/rule"
 )
 
 func valid() Rule {
