@@ -87,6 +87,14 @@
 // 5 seconds, then abandoned: Close returns an error saying so, and the
 // call's result is never applied.
 //
+// [WithOverlay] makes a Readable follow an overlay beside its document, a
+// canary group's version of it: while the overlay exists it is the
+// document for this Readable, and when it is deleted the base is again.
+// Both are watched; Status.Revision tells which is in force ("overlay:"
+// and the group, then the overlay's revision). Every backend of this
+// module names its overlays (an Overlay(group) method): the base's key,
+// path or dataId followed by ".overlay." and the group.
+//
 // # Writing: Writable
 //
 // A [Writable] encodes a value and writes it through the backend's Sink
@@ -119,8 +127,8 @@
 //   - a document that does not exist is Snapshot{Missing: true} and a nil
 //     error (never an error: "absent" is an answer, "unreachable" is not);
 //   - any error means the backend could not answer; Read must respect ctx
-//     (its cancellation, and its size limit: [ReadLimit], [ReadAll],
-//     [ReadLimit]; a document over it is an error wrapping [ErrTooLarge]);
+//     (its cancellation, and its size limit: [ReadLimit]; a document over
+//     it is an error wrapping [ErrTooLarge]);
 //   - Revision must change whenever the content changes, and two snapshots
 //     with the same Revision must hold the same bytes. Use the backend's
 //     version (etcd mod revision, ZooKeeper version) or [ContentRevision].
@@ -162,6 +170,10 @@
 // wrapping [ErrConflict]. The comparison and the store are one atomic step
 // in the backend (a transaction, a lock).
 // A backend's Sink is also its Source.
+//
+// A backend that can keep overlays has a method Overlay(group string)
+// Source returning the Source of the overlay of group, with the same
+// client and options; WithOverlay uses it.
 //
 // Errors are "datasource: <name>: ..." and wrap their cause: test them
 // with errors.Is ([ErrClosed], [ErrConflict], [ErrNotApplied], the

@@ -37,6 +37,7 @@ type options struct {
 	wait              func(ctx context.Context, prev, written Snapshot) error
 	waitTimeout       time.Duration
 	maxSize           int64
+	overlay           string
 }
 
 func buildOptions(opts []Option) options {
@@ -140,3 +141,17 @@ func WaitApplied[T any](r *Readable[T], timeout time.Duration) Option {
 		o.waitTimeout = timeout
 	}
 }
+
+// WithOverlay makes a Readable follow the overlay of group beside its
+// document: while the overlay exists, its document is the one in force for
+// this Readable (a canary instance tries a change before the others); when
+// it is deleted, the base document is in force again. The base and the
+// overlay are both watched, and the revision of an overlay's document in
+// Status is "overlay:GROUP:" and its own. group is 1 to 64 letters,
+// digits, '-' or '_', usually chosen at start (from an environment
+// variable naming the instance's canary group; "" means none). Every
+// backend of this module has overlays: each documents where its overlay
+// lives, derived from the base's location. With a Source that has none,
+// Start fails saying so. Ignored by a Writable (write to the overlay
+// through the backend's Overlay method).
+func WithOverlay(group string) Option { return func(o *options) { o.overlay = group } }

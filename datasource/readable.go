@@ -110,6 +110,9 @@ type readResult struct {
 // closes src).
 func NewReadable[T any](src Source, conv converter.Converter[T], opts ...Option) *Readable[T] {
 	o := buildOptions(opts)
+	if o.overlay != "" {
+		src = withOverlay(src, o.overlay)
+	}
 	name, identity := o.name, o.name
 	if s, ok := src.(fmt.Stringer); ok {
 		identity = s.String()

@@ -68,6 +68,11 @@ type Backend struct {
 	// Fault, if not nil, breaks and restores the connection of Source (not
 	// that of Put and Delete) for the reconnect and resync cases.
 	Fault *Fault
+	// Overlay, if not nil, returns Put and Delete (Source is ignored) for
+	// the overlay of group beside the document, where the backend's
+	// Overlay method says it lives, the way another client would write it;
+	// the overlay case needs it.
+	Overlay func(group string) Backend
 }
 
 // Fault breaks and restores a Source's connection to its server.
@@ -121,6 +126,7 @@ func Run(t *testing.T, h Harness) {
 		{"CloseWaitsNoLeak", s.closeWaits},
 		{"CloseStopsWatch", s.closeStopsWatch},
 		{"ReconnectResync", s.reconnectResync},
+		{"OverlayReplacesBase", s.overlay},
 	}
 	for _, c := range cases {
 		t.Run(c.name, c.fn)
@@ -955,4 +961,38 @@ func describeApplied(r *datasource.Readable[doc], m *manager) string {
 	st := r.Status()
 	return fmt.Sprintf("the rules in force are %s; Status: revision %q, missing %v, err %v, watching %v, watch err %v",
 		rules, st.Revision, st.Missing, st.Err, st.Watching, st.WatchErr)
+}
+
+// overlay: a Readable with WithOverlay follows the overlay while it
+// exists, the base otherwise, and pushes of either reach it.
+func (s suite) overlay(t *testing.T) {
+	b := s.h.New(t)
+	if b.Overlay == nil {
+		t.Skip("Backend.Overlay is nil")
+	}
+	ov := b.Overlay("canary")
+	s.put(t, b, enc("base"))
+	canary := &manager{}
+	rc := s.readable(t, b.Source, canary, datasource.WithOverlay("canary"))
+	require.NoError(t, rc.Start(s.ctx(t)))
+	s.waitRules(t, canary, doc{"base"})
+	assert.NotContains(t, rc.Status().Revision, "overlay:", "no overlay yet: the base's revision")
+
+	s.put(t, ov, enc("canary"))
+	s.waitRules(t, canary, doc{"canary"})
+	assert.True(t, strings.HasPrefix(rc.Status().Revision, "overlay:canary:"), "revision %q", rc.Status().Revision)
+
+	s.put(t, b, enc("base-2"))
+	s.put(t, ov, enc("canary-2"))
+	s.waitRules(t, canary, doc{"canary-2"})
+
+	s.del(t, ov)
+	s.waitRules(t, canary, doc{"base-2"})
+	assert.NoError(t, rc.Status().Err)
+
+	// A group that cannot name an overlay fails Start, saying why.
+	bad := s.readable(t, s.h.New(t).Source, &manager{}, datasource.WithOverlay("no/slashes"))
+	err := bad.Start(s.ctx(t))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "overlay group")
 }

@@ -47,6 +47,7 @@ type Source struct {
 	endpoints string // the client's endpoints at New, sorted, for String
 	log       *slog.Logger
 	life      backend.Lifecycle
+	reopen    func(key string) *Source // New with the same client and options
 
 	mu   sync.Mutex
 	seen observation // the latest read or write
@@ -75,6 +76,7 @@ var (
 // close it.
 func New(client *clientv3.Client, key string, opts ...Option) *Source {
 	s := &Source{key: key, log: backend.Logger(nil)}
+	s.reopen = func(k string) *Source { return New(client, k, opts...) }
 	for _, opt := range opts {
 		if opt != nil {
 			opt(s)
@@ -98,6 +100,13 @@ func New(client *clientv3.Client, key string, opts ...Option) *Source {
 // "/bulwark/flow". It holds no credentials. The Readable names its
 // last-good cache after it.
 func (s *Source) String() string { return "etcd://" + s.endpoints + "/" + s.name() }
+
+// Overlay returns the Source of the overlay of group (see
+// datasource.WithOverlay): the key followed by ".overlay." and group
+// ("/bulwark/flow.overlay.canary"), through the same client and options.
+func (s *Source) Overlay(group string) datasource.Source {
+	return s.reopen(backend.OverlayName(s.key, group))
+}
 
 // name is the key as the server stores it: WithNamespace's prefix, then
 // the key. Errors and logs name it.

@@ -40,18 +40,23 @@ func harness(t *testing.T, srv *integration.Server) datasourcetest.Harness {
 			defer cancel()
 			_, err := cli.Get(ctx, "/bulwark-test/warm-up")
 			require.NoError(t, err)
-			return datasourcetest.Backend{
-				Source: etcd.New(cli, key),
-				Put: func(ctx context.Context, data []byte) error {
-					_, err := other.Put(ctx, key, string(data))
-					return err
-				},
-				Delete: func(ctx context.Context) error {
-					_, err := other.Delete(ctx, key)
-					return err
-				},
-				Fault: &datasourcetest.Fault{Disconnect: cut.Disconnect, Reconnect: cut.Reconnect},
+			at := func(key string) datasourcetest.Backend {
+				return datasourcetest.Backend{
+					Put: func(ctx context.Context, data []byte) error {
+						_, err := other.Put(ctx, key, string(data))
+						return err
+					},
+					Delete: func(ctx context.Context) error {
+						_, err := other.Delete(ctx, key)
+						return err
+					},
+				}
 			}
+			b := at(key)
+			b.Source = etcd.New(cli, key)
+			b.Fault = &datasourcetest.Fault{Disconnect: cut.Disconnect, Reconnect: cut.Reconnect}
+			b.Overlay = func(group string) datasourcetest.Backend { return at(key + ".overlay." + group) }
+			return b
 		},
 	}
 }

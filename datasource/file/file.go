@@ -65,6 +65,7 @@ type Source struct {
 	log      *slog.Logger
 	life     backend.Lifecycle
 	reads    atomic.Int64 // calls of Read, for tests
+	reopen   func(path string) *Source
 }
 
 var (
@@ -86,7 +87,16 @@ func New(path string, opts ...Option) *Source {
 			opt(s)
 		}
 	}
+	s.reopen = func(p string) *Source { return New(p, opts...) }
 	return s
+}
+
+// Overlay returns the Source of the overlay of group (see
+// datasource.WithOverlay): the file beside the document whose name is the
+// document's followed by ".overlay." and group
+// ("/etc/svc/flow.json.overlay.canary"), with the same options.
+func (s *Source) Overlay(group string) datasource.Source {
+	return s.reopen(backend.OverlayName(s.path, group))
 }
 
 // String returns "file:" and the file's absolute path.

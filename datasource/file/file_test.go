@@ -17,23 +17,28 @@ func harness(opts ...file.Option) datasourcetest.Harness {
 	return datasourcetest.Harness{
 		New: func(t *testing.T) datasourcetest.Backend {
 			path := filepath.Join(t.TempDir(), "rules.json")
-			return datasourcetest.Backend{
-				Source: file.New(path, opts...),
-				Put: func(_ context.Context, data []byte) error {
-					// Another client: an editor's atomic save.
-					tmp := path + ".editor-tmp"
-					if err := os.WriteFile(tmp, data, 0o644); err != nil {
-						return err
-					}
-					return os.Rename(tmp, path)
-				},
-				Delete: func(context.Context) error {
-					if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-						return err
-					}
-					return nil
-				},
+			at := func(path string) datasourcetest.Backend {
+				return datasourcetest.Backend{
+					Put: func(_ context.Context, data []byte) error {
+						// Another client: an editor's atomic save.
+						tmp := path + ".editor-tmp"
+						if err := os.WriteFile(tmp, data, 0o644); err != nil {
+							return err
+						}
+						return os.Rename(tmp, path)
+					},
+					Delete: func(context.Context) error {
+						if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+							return err
+						}
+						return nil
+					},
+				}
 			}
+			b := at(path)
+			b.Source = file.New(path, opts...)
+			b.Overlay = func(g string) datasourcetest.Backend { return at(path + ".overlay." + g) }
+			return b
 		},
 	}
 }

@@ -65,10 +65,16 @@ func TestConformance(t *testing.T) {
 			// there before the leak check takes its baseline.
 			_, err := src.Read(testCtx(t))
 			require.NoError(t, err)
-			b := datasourcetest.Backend{
-				Source: src,
-				Put:    func(ctx context.Context, b []byte) error { return w.put(ctx, string(b)) },
-				Delete: func(ctx context.Context) error { return w.del(ctx) },
+			at := func(w writer) datasourcetest.Backend {
+				return datasourcetest.Backend{
+					Put:    func(ctx context.Context, b []byte) error { return w.put(ctx, string(b)) },
+					Delete: func(ctx context.Context) error { return w.del(ctx) },
+				}
+			}
+			b := at(w)
+			b.Source = src
+			b.Overlay = func(g string) datasourcetest.Backend {
+				return at(newWriter(t, srv.Addr(), "", dataID+".overlay."+g, group))
 			}
 			if !raceEnabled {
 				b.Fault = &datasourcetest.Fault{Disconnect: disconnectWait(cut, src), Reconnect: cut.Reconnect}

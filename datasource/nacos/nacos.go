@@ -74,6 +74,7 @@ type Source struct {
 
 	life    backend.Lifecycle // counts the SDK calls of Read and Write (which may give up on one early)
 	present atomic.Bool       // the last read found the config
+	reopen  func(dataID string) *Source
 }
 
 var (
@@ -111,7 +112,17 @@ func New(client config_client.IConfigClient, dataID, group string, opts ...Optio
 	}
 	servers, ns := describe(client)
 	s.ident = "nacos://" + servers + "/" + ns + "/" + g + "/" + dataID
+	s.reopen = func(id string) *Source { return New(client, id, group, opts...) }
 	return s
+}
+
+// Overlay returns the Source of the overlay of group (see
+// datasource.WithOverlay): the config in the same group and namespace
+// whose dataId is the document's followed by ".overlay." and group
+// ("order-service-flow-rules.overlay.canary"), through the same client
+// and options.
+func (s *Source) Overlay(group string) datasource.Source {
+	return s.reopen(backend.OverlayName(s.dataID, group))
 }
 
 // configured is what the SDK's own config client (*config_client.ConfigClient,

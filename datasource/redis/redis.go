@@ -81,6 +81,7 @@ type Source struct {
 	db        int
 	log       *slog.Logger
 	life      backend.Lifecycle // counts the commands in flight
+	reopen    func(key, channel string) *Source
 }
 
 var (
@@ -104,12 +105,21 @@ func New(client goredis.UniversalClient, key, channel string, opts ...Option) *S
 		log:       backend.Logger(nil),
 	}
 	s.servers, s.db = describe(client)
+	s.reopen = func(k, c string) *Source { return New(client, k, c, opts...) }
 	for _, opt := range opts {
 		if opt != nil {
 			opt(s)
 		}
 	}
 	return s
+}
+
+// Overlay returns the Source of the overlay of group (see
+// datasource.WithOverlay): the key and the channel each followed by
+// ".overlay." and group ("bulwark:flow.overlay.canary"), through the same
+// client and options.
+func (s *Source) Overlay(group string) datasource.Source {
+	return s.reopen(backend.OverlayName(s.key, group), backend.OverlayName(s.channel, group))
 }
 
 // describe returns the addresses (sorted, comma-separated) and the

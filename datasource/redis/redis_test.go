@@ -90,17 +90,27 @@ func TestConformance(t *testing.T) {
 			require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", user, "on", ">pw", "~*", "&*", "+@all").Err())
 			cli := newClient(t, srv, &goredis.Options{Username: user, Password: "pw"})
 			key, channel := keyFor(t)
+			at := func(key, channel string) datasourcetest.Backend {
+				return datasourcetest.Backend{
+					Put: func(ctx context.Context, data []byte) error {
+						return javaWrite(ctx, admin, key, channel, string(data))
+					},
+					Delete: func(ctx context.Context) error {
+						if err := admin.Del(ctx, key).Err(); err != nil {
+							return err
+						}
+						return admin.Publish(ctx, channel, "").Err()
+					},
+				}
+			}
+			b := at(key, channel)
+			b.Source = redis.New(cli, key, channel, redis.WithHealthCheckInterval(testHealth))
+			b.Overlay = func(g string) datasourcetest.Backend { return at(key+".overlay."+g, channel+".overlay."+g) }
 			return datasourcetest.Backend{
-				Source: redis.New(cli, key, channel, redis.WithHealthCheckInterval(testHealth)),
-				Put: func(ctx context.Context, data []byte) error {
-					return javaWrite(ctx, admin, key, channel, string(data))
-				},
-				Delete: func(ctx context.Context) error {
-					if err := admin.Del(ctx, key).Err(); err != nil {
-						return err
-					}
-					return admin.Publish(ctx, channel, "").Err()
-				},
+				Source:  b.Source,
+				Put:     b.Put,
+				Delete:  b.Delete,
+				Overlay: b.Overlay,
 				Fault: &datasourcetest.Fault{
 					Disconnect: func(t *testing.T) { cutUser(t, admin, cli, user) },
 					Reconnect: func(t *testing.T) {

@@ -27,14 +27,22 @@ func TestConformance(t *testing.T) {
 			path := nodePath(t)
 			g := &gate{}
 			conn := connect(t, srv.Addr(), connConfig{dialer: g.Dial})
+			at := func(path string) datasourcetest.Backend {
+				return datasourcetest.Backend{
+					Put: func(ctx context.Context, data []byte) error {
+						return zkCall(ctx, func() error { return putNode(other, path, data) })
+					},
+					Delete: func(ctx context.Context) error {
+						return zkCall(ctx, func() error { return other.Delete(path, -1) })
+					},
+				}
+			}
+			b := at(path)
 			return datasourcetest.Backend{
-				Source: zookeeper.New(conn, path),
-				Put: func(ctx context.Context, data []byte) error {
-					return zkCall(ctx, func() error { return putNode(other, path, data) })
-				},
-				Delete: func(ctx context.Context) error {
-					return zkCall(ctx, func() error { return other.Delete(path, -1) })
-				},
+				Source:  zookeeper.New(conn, path),
+				Put:     b.Put,
+				Delete:  b.Delete,
+				Overlay: func(g string) datasourcetest.Backend { return at(path + ".overlay." + g) },
 				Fault: &datasourcetest.Fault{
 					Disconnect: func(t *testing.T) {
 						g.Close()

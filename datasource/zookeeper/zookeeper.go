@@ -87,6 +87,7 @@ type Source struct {
 	servers   []string // WithServers, sorted; for String only
 	log       *slog.Logger
 	life      backend.Lifecycle // counts the zk calls in flight (each runs in its own goroutine)
+	reopen    func(path string) *Source
 }
 
 var (
@@ -115,7 +116,17 @@ func New(conn *zk.Conn, path string, opts ...Option) *Source {
 			opt(s)
 		}
 	}
+	s.reopen = func(p string) *Source { return New(conn, p, opts...) }
 	return s
+}
+
+// Overlay returns the Source of the overlay of group (see
+// datasource.WithOverlay): the node beside the document whose name is the
+// document's followed by ".overlay." and group
+// ("/bulwark/flow.overlay.canary"), through the same connection and
+// options.
+func (s *Source) Overlay(group string) datasource.Source {
+	return s.reopen(backend.OverlayName(s.path, group))
 }
 
 // String names the document: "zk://" followed by the servers given with
