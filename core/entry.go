@@ -11,6 +11,7 @@ import (
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/core/system"
+	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -168,7 +169,7 @@ type Entry struct {
 	contextName string
 	args        []any
 	count       int64
-	start       int64
+	start       mono.Time
 	probes      uint64 // bit i: this entry is the half-open probe of breaker i
 	err         error
 	inbound     bool
@@ -308,7 +309,7 @@ func badCount(n int) error { return fmt.Errorf("%w: count %d < 1", ErrInvalidArg
 // check runs the rule kinds in Sentinel's order: authority, system
 // (inbound entries only), hot parameters, flow, circuit breakers. r is nil
 // when only system rules apply.
-func (e *Engine) check(t *table, r *resource, en *Entry, args []any, resource string, now int64) error {
+func (e *Engine) check(t *table, r *resource, en *Entry, args []any, resource string, now mono.Time) error {
 	if r != nil && r.authority != nil {
 		if err := checkAuthority(r.authority, en); err != nil {
 			return err
@@ -342,34 +343,30 @@ func (e *Engine) check(t *table, r *resource, en *Entry, args []any, resource st
 	return nil
 }
 
-func (e *Engine) recordPass(en *Entry, now int64) {
-	ms := now / nsPerMs
+func (e *Engine) recordPass(en *Entry, now mono.Time) {
 	en.start = now
 	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
 		if n == nil {
 			continue
 		}
 		if en.occupied {
-			n.AddPass(ms, 0) // counted ahead, in the window it occupied
+			n.AddPass(now, 0) // counted ahead, in the window it occupied
 		} else {
-			n.AddPass(ms, en.count)
+			n.AddPass(now, en.count)
 		}
 	}
 }
 
-func (e *Engine) recordBlock(en *Entry, now int64, err error) {
+func (e *Engine) recordBlock(en *Entry, now mono.Time, err error) {
 	if _, ok := err.(*BlockError); !ok {
 		return // the wait was cancelled: neither a pass nor a block
 	}
-	ms := now / nsPerMs
 	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
 		if n != nil {
-			n.AddBlock(ms, en.count)
+			n.AddBlock(now, en.count)
 		}
 	}
 }
-
-const nsPerMs = 1_000_000
 
 func (en *Entry) node() *stat.Node {
 	if en.stats == nil {
@@ -393,18 +390,17 @@ func (en *Entry) Exit() {
 	}
 	en.exited = true
 	now := en.e.now()
-	rawRT := (now - en.start) / nsPerMs
-	rt := min(rawRT, en.e.maxRTMs)
-	ms := now / nsPerMs
+	rawRT := now.Sub(en.start)
+	rt := min(rawRT, en.e.maxRT)
 	failed := en.err != nil
 	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
 		if n != nil {
-			n.AddCompletion(ms, en.count, rt, failed)
+			n.AddCompletion(now, en.count, rt, failed)
 		}
 	}
 	if r := en.res; r != nil {
 		if r.breakers != nil {
-			en.exitBreakers(r.breakers, ms, rawRT, failed)
+			en.exitBreakers(r.breakers, now, rawRT, failed)
 		}
 		if r.hotspot != nil {
 			r.hotspot.hotspotThreads(en, -1)

@@ -9,6 +9,7 @@ import (
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/rule"
 	"github.com/bulwark-go/bulwark/internal/flowcontrol"
+	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -163,7 +164,7 @@ func (fc *flowCheck) node(fs *flowSet, en *Entry) *stat.Node {
 
 // checkFlow runs the resource's flow rules for an entry. It may wait (pacing,
 // occupied windows); the wait honours ctx.
-func (e *Engine) checkFlow(fs *flowSet, en *Entry, now int64) error {
+func (e *Engine) checkFlow(fs *flowSet, en *Entry, now mono.Time) error {
 	for _, fc := range fs.checks {
 		n := fc.node(fs, en)
 		if n == nil {

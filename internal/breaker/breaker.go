@@ -8,8 +8,10 @@ package breaker
 import (
 	"math"
 	"sync/atomic"
+	"time"
 
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -20,9 +22,10 @@ type Options struct {
 	// [stat.Window]); 0 means 1.
 	Stripes int
 	// OnStateChange, if not nil, is called synchronously by the goroutine
-	// that makes a transition, after it is made. It must be quick and must
-	// not enter the breaker's resource.
-	OnStateChange func(circuitbreaker.StateChange)
+	// that makes a transition, after it is made, with the time of the
+	// transition (the change's Time is left for the caller to set from it).
+	// It must be quick and must not enter the breaker's resource.
+	OnStateChange func(c circuitbreaker.StateChange, at mono.Time)
 }
 
 // Breaker is the circuit breaker of one [circuitbreaker.Rule]: Java's
@@ -31,8 +34,9 @@ type Options struct {
 // one atomic word changed by compare-and-swap, and the statistics are a
 // lock-free [stat.Window] of StatIntervalMs.
 //
-// Time is passed in by the caller as milliseconds on any monotonic scale.
-// Create one with [New]; the zero value is not usable.
+// Time is passed in by the caller as a [mono.Time]; the breaker counts in
+// whole milliseconds, as its window does. Create one with [New]; the zero
+// value is not usable.
 type Breaker struct {
 	rule      circuitbreaker.Rule
 	threshold float64 // Count, or the slow ratio for SlowRequestRatio
@@ -42,7 +46,7 @@ type Breaker struct {
 	slowAmt   int64 // AvgRT: RTSlowRequestAmount with its default applied
 	samples   int
 	stripes   int
-	notify    func(circuitbreaker.StateChange)
+	notify    func(circuitbreaker.StateChange, mono.Time)
 
 	state     atomic.Int32
 	nextRetry atomic.Int64 // ms; read only while Open
@@ -94,7 +98,7 @@ func (b *Breaker) Rule() circuitbreaker.Rule { return b.rule }
 // State returns the breaker's current state.
 func (b *Breaker) State() circuitbreaker.State { return circuitbreaker.State(b.state.Load()) }
 
-// TryPass decides whether a call may enter at now (ms). node is the
+// TryPass decides whether a call may enter at now. node is the
 // resource's statistics; only the AvgRT grade reads it (its average RT over
 // the second window) and may be nil otherwise.
 //
@@ -102,7 +106,7 @@ func (b *Breaker) State() circuitbreaker.State { return circuitbreaker.State(b.s
 // from OPEN to HALF_OPEN to let it through. The caller must then report the
 // call's outcome with probe set in [Breaker.OnComplete], or call
 // [Breaker.AbortProbe] if a later check blocks the call.
-func (b *Breaker) TryPass(now int64, node *stat.Node) (pass, probe bool) {
+func (b *Breaker) TryPass(now mono.Time, node *stat.Node) (pass, probe bool) {
 	if b.rule.Grade == circuitbreaker.AvgRT {
 		return b.tryPassAvgRT(now, node), false
 	}
@@ -110,7 +114,7 @@ func (b *Breaker) TryPass(now int64, node *stat.Node) (pass, probe bool) {
 	case circuitbreaker.Closed:
 		return true, false
 	case circuitbreaker.Open:
-		if now >= b.nextRetry.Load() && b.state.CompareAndSwap(int32(circuitbreaker.Open), int32(circuitbreaker.HalfOpen)) {
+		if now.Millis() >= b.nextRetry.Load() && b.state.CompareAndSwap(int32(circuitbreaker.Open), int32(circuitbreaker.HalfOpen)) {
 			b.changed(circuitbreaker.Open, circuitbreaker.HalfOpen, 0, now)
 			return true, true
 		}
@@ -119,9 +123,9 @@ func (b *Breaker) TryPass(now int64, node *stat.Node) (pass, probe bool) {
 }
 
 // tryPassAvgRT is the DegradeRule.passCheck of Sentinel before 1.8.
-func (b *Breaker) tryPassAvgRT(now int64, node *stat.Node) bool {
+func (b *Breaker) tryPassAvgRT(now mono.Time, node *stat.Node) bool {
 	if circuitbreaker.State(b.state.Load()) == circuitbreaker.Open {
-		if now < b.nextRetry.Load() || !b.state.CompareAndSwap(int32(circuitbreaker.Open), int32(circuitbreaker.Closed)) {
+		if now.Millis() < b.nextRetry.Load() || !b.state.CompareAndSwap(int32(circuitbreaker.Open), int32(circuitbreaker.Closed)) {
 			return false
 		}
 		b.passCount.Store(0)
@@ -140,7 +144,7 @@ func (b *Breaker) tryPassAvgRT(now int64, node *stat.Node) bool {
 	if b.passCount.Add(1) < b.slowAmt {
 		return true
 	}
-	b.nextRetry.Store(now + b.timeWinMs)
+	b.nextRetry.Store(now.Millis() + b.timeWinMs)
 	if b.state.CompareAndSwap(int32(circuitbreaker.Closed), int32(circuitbreaker.Open)) {
 		b.changed(circuitbreaker.Closed, circuitbreaker.Open, rt, now)
 	}
@@ -151,14 +155,14 @@ func (b *Breaker) tryPassAvgRT(now int64, node *stat.Node) bool {
 // blocked by a check made after the breaker's (Java's whenTerminate hook of
 // fromOpenToHalfOpen). The retry time is not moved, so the next call may
 // probe at once: the aborted probe told nothing about the resource.
-func (b *Breaker) AbortProbe(now int64) {
+func (b *Breaker) AbortProbe(now mono.Time) {
 	if b.state.CompareAndSwap(int32(circuitbreaker.HalfOpen), int32(circuitbreaker.Open)) {
 		b.changed(circuitbreaker.HalfOpen, circuitbreaker.Open, 1, now)
 	}
 }
 
-// OnComplete records a call that passed and completed at now (ms), after rt
-// ms, failed or not. probe says whether the call was the half-open probe
+// OnComplete records a call that passed and completed at now, after rt
+// (counted in whole milliseconds, truncated), failed or not. probe says whether the call was the half-open probe
 // (TryPass returned probe = true for it); only the probe's outcome decides
 // a HALF_OPEN breaker.
 //
@@ -166,18 +170,19 @@ func (b *Breaker) AbortProbe(now int64) {
 // least MinRequestAmount calls and the grade's measure exceeds its
 // threshold (a slow ratio of exactly 1.0 also opens when the threshold is
 // 1.0, as in Java).
-func (b *Breaker) OnComplete(now, rt int64, failed, probe bool) {
+func (b *Breaker) OnComplete(at mono.Time, rtD time.Duration, failed, probe bool) {
 	if b.rule.Grade == circuitbreaker.AvgRT {
 		return
 	}
+	now, rt := at.Millis(), rtD.Milliseconds()
 	bad := failed
 	if b.rule.Grade == circuitbreaker.SlowRequestRatio {
 		bad = float64(rt) > b.maxRT
 	}
 	w := b.window.Load()
-	w.Add(now, stat.Success, 1)
+	w.Add(at, stat.Success, 1)
 	if bad {
-		w.Add(now, stat.Exception, 1)
+		w.Add(at, stat.Exception, 1)
 		if b.lastBad.Load() < now {
 			b.lastBad.Store(now)
 		}
@@ -194,14 +199,14 @@ func (b *Breaker) OnComplete(now, rt int64, failed, probe bool) {
 			}
 			b.nextRetry.Store(now + b.timeWinMs)
 			if b.state.CompareAndSwap(int32(circuitbreaker.HalfOpen), int32(circuitbreaker.Open)) {
-				b.changed(circuitbreaker.HalfOpen, circuitbreaker.Open, v, now)
+				b.changed(circuitbreaker.HalfOpen, circuitbreaker.Open, v, at)
 			}
 			return
 		}
 		// Closing starts the statistics over (Java resets its only bucket).
 		b.window.Store(stat.NewWindow(b.samples, w.IntervalMs(), b.stripes))
 		if b.state.CompareAndSwap(int32(circuitbreaker.HalfOpen), int32(circuitbreaker.Closed)) {
-			b.changed(circuitbreaker.HalfOpen, circuitbreaker.Closed, 0, now)
+			b.changed(circuitbreaker.HalfOpen, circuitbreaker.Closed, 0, at)
 		}
 		return
 	case circuitbreaker.Open:
@@ -212,11 +217,11 @@ func (b *Breaker) OnComplete(now, rt int64, failed, probe bool) {
 	if now-b.lastBad.Load() >= w.IntervalMs() {
 		return
 	}
-	nBad := w.Sum(now, stat.Exception)
+	nBad := w.Sum(at, stat.Exception)
 	if nBad == 0 {
 		return
 	}
-	total := w.Sum(now, stat.Success)
+	total := w.Sum(at, stat.Success)
 	if total < b.minReq {
 		return
 	}
@@ -227,13 +232,13 @@ func (b *Breaker) OnComplete(now, rt int64, failed, probe bool) {
 	if v > b.threshold || (b.rule.Grade == circuitbreaker.SlowRequestRatio && v == b.threshold && b.threshold == 1) {
 		b.nextRetry.Store(now + b.timeWinMs)
 		if b.state.CompareAndSwap(int32(circuitbreaker.Closed), int32(circuitbreaker.Open)) {
-			b.changed(circuitbreaker.Closed, circuitbreaker.Open, v, now)
+			b.changed(circuitbreaker.Closed, circuitbreaker.Open, v, at)
 		}
 	}
 }
 
-func (b *Breaker) changed(from, to circuitbreaker.State, v float64, now int64) {
+func (b *Breaker) changed(from, to circuitbreaker.State, v float64, at mono.Time) {
 	if b.notify != nil {
-		b.notify(circuitbreaker.StateChange{From: from, To: to, Value: v, Rule: b.rule, Time: now})
+		b.notify(circuitbreaker.StateChange{From: from, To: to, Value: v, Rule: b.rule}, at)
 	}
 }
