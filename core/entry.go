@@ -230,15 +230,39 @@ func (en *Entry) SetError(err error) {
 }
 
 // enter admits en into resource and returns it, or returns nil and why not.
+// Its steps: read the options, find the statistics the entry counts in, run
+// the rules (when any apply), count the pass, and keep the arguments for
+// thread-grade hot-parameter rules.
 func (e *Engine) enter(ctx context.Context, en *Entry, resource string, opts []EntryOption) (*Entry, error) {
 	if ctx == nil || resource == "" {
 		return nil, badCall(ctx, resource)
 	}
 	en.e, en.ctx, en.count = e, ctx, 1
-	// args stays out of *en unless a thread-grade hot-param rule needs it at
-	// Exit: a store through en would make every caller's variadic args
-	// escape to the heap.
-	var args []any
+	args, err := en.applyOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now()
+	t := e.table.Load()
+	r := t.res[resource]
+	e.findStats(en, r, resource)
+	if r != nil || (en.inbound && t.system != nil) {
+		if now, err = e.admit(t, r, en, args, resource, now); err != nil {
+			return nil, err
+		}
+	}
+	e.recordPass(en, now)
+	if r != nil && r.hotspot != nil {
+		en.holdArgs(r.hotspot, args)
+	}
+	return en, nil
+}
+
+// applyOptions sets en's fields from opts and returns the WithArgs values.
+//
+// The arguments stay out of *en (see [Entry.holdArgs]): a store through en
+// would make every caller's variadic args escape to the heap.
+func (en *Entry) applyOptions(opts []EntryOption) (args []any, err error) {
 	for i := range opts {
 		o := &opts[i]
 		switch o.kind {
@@ -261,40 +285,55 @@ func (e *Engine) enter(ctx context.Context, en *Entry, resource string, opts []E
 			en.prioritized = true
 		}
 	}
-	now := e.now()
-	t := e.table.Load()
-	r := t.res[resource]
-	if r != nil {
-		en.res, en.stats = r, r.stats
-		if fs := r.flow; fs != nil {
-			if en.origin != "" && fs.needOrigin {
-				en.originNode = fs.stats.origin(en.origin, e.nodes.stripes)
-			}
-			if fs.chains != nil {
-				if name, ok := ctx.Value(contextNameKey{}).(string); ok {
-					en.contextName = name
-					en.chainNode = fs.chains[name]
-				}
-			}
-		}
-	} else {
+	return args, nil
+}
+
+// findStats points en at the statistics it counts in: its resource's (r
+// is nil for a resource without rules), and for flow rules that need them
+// its origin's and its call chain's.
+func (e *Engine) findStats(en *Entry, r *resource, resource string) {
+	if r == nil {
 		en.stats = e.nodes.get(resource)
+		return
 	}
-	if r != nil || (en.inbound && t.system != nil) {
-		if err := e.check(t, r, en, args, resource, now); err != nil {
-			e.recordBlock(en, now, err)
-			return nil, err
+	en.res, en.stats = r, r.stats
+	fs := r.flow
+	if fs == nil {
+		return
+	}
+	if en.origin != "" && fs.needOrigin {
+		en.originNode = fs.stats.origin(en.origin, e.nodes.stripes)
+	}
+	if fs.chains != nil {
+		if name, ok := en.ctx.Value(contextNameKey{}).(string); ok {
+			en.contextName = name
+			en.chainNode = fs.chains[name]
 		}
-		if en.waited {
-			now = e.now()
-		}
 	}
-	e.recordPass(en, now)
-	if r != nil && r.hotspot != nil && r.hotspot.threads && len(args) > 0 {
-		en.args = slices.Clone(args)
-		r.hotspot.hotspotThreads(en, 1)
+}
+
+// admit runs the rules for en at now and counts a block. It returns when
+// the entry passes: now, or later when a rule made it wait.
+func (e *Engine) admit(t *table, r *resource, en *Entry, args []any, resource string, now mono.Time) (mono.Time, error) {
+	if err := e.check(t, r, en, args, resource, now); err != nil {
+		e.recordBlock(en, now, err)
+		return now, err
 	}
-	return en, nil
+	if en.waited {
+		return e.now(), nil
+	}
+	return now, nil
+}
+
+// holdArgs keeps a copy of the arguments in en when a thread-grade
+// hot-parameter rule counts the entry per value until it exits, and
+// counts it in.
+func (en *Entry) holdArgs(hs *hotspotSet, args []any) {
+	if !hs.threads || len(args) == 0 {
+		return
+	}
+	en.args = slices.Clone(args)
+	hs.hotspotThreads(en, 1)
 }
 
 func badCall(ctx context.Context, resource string) error {
