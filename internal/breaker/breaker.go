@@ -49,9 +49,9 @@ type Breaker struct {
 	notify    func(circuitbreaker.StateChange, mono.Time)
 
 	state     atomic.Int32
-	nextRetry atomic.Int64 // ms; read only while Open
-	window    atomic.Pointer[stat.Window]
-	passCount atomic.Int64 // AvgRT: calls seen while the average RT was too high
+	nextRetry atomic.Int64                // ms; read only while Open
+	window    atomic.Pointer[stat.Window] // Success: calls; Exception: slow or failed calls
+	passCount atomic.Int64                // AvgRT: calls seen while the average RT was too high
 	// lastBad is when the last slow or failed call completed (ms): while
 	// it is a whole interval ago, no measure can exceed its threshold and
 	// the healthy path reads no window.
@@ -114,8 +114,7 @@ func (b *Breaker) TryPass(now mono.Time, node *stat.Node) (pass, probe bool) {
 	case circuitbreaker.Closed:
 		return true, false
 	case circuitbreaker.Open:
-		if now.Millis() >= b.nextRetry.Load() && b.state.CompareAndSwap(int32(circuitbreaker.Open), int32(circuitbreaker.HalfOpen)) {
-			b.changed(circuitbreaker.Open, circuitbreaker.HalfOpen, 0, now)
+		if now.Millis() >= b.nextRetry.Load() && b.transition(circuitbreaker.Open, circuitbreaker.HalfOpen, 0, now) {
 			return true, true
 		}
 	}
@@ -144,10 +143,7 @@ func (b *Breaker) tryPassAvgRT(now mono.Time, node *stat.Node) bool {
 	if b.passCount.Add(1) < b.slowAmt {
 		return true
 	}
-	b.nextRetry.Store(now.Millis() + b.timeWinMs)
-	if b.state.CompareAndSwap(int32(circuitbreaker.Closed), int32(circuitbreaker.Open)) {
-		b.changed(circuitbreaker.Closed, circuitbreaker.Open, rt, now)
-	}
+	b.open(circuitbreaker.Closed, rt, now)
 	return false
 }
 
@@ -156,89 +152,146 @@ func (b *Breaker) tryPassAvgRT(now mono.Time, node *stat.Node) bool {
 // fromOpenToHalfOpen). The retry time is not moved, so the next call may
 // probe at once: the aborted probe told nothing about the resource.
 func (b *Breaker) AbortProbe(now mono.Time) {
-	if b.state.CompareAndSwap(int32(circuitbreaker.HalfOpen), int32(circuitbreaker.Open)) {
-		b.changed(circuitbreaker.HalfOpen, circuitbreaker.Open, 1, now)
+	b.transition(circuitbreaker.HalfOpen, circuitbreaker.Open, 1, now)
+}
+
+// outcome is how a completed call counts for the breaker's rule. A
+// slow-ratio rule looks only at how long a call took, an error rule only
+// at whether it failed: a slow call is not an error, and a failed call that
+// was fast is fine for a slow-ratio rule.
+type outcome uint8
+
+const (
+	callFine   outcome = iota // neither slow nor failed, as far as the rule looks
+	callSlow                  // SlowRequestRatio: took longer than Count ms
+	callFailed                // ErrorRatio, ErrorCount: ended with an error
+)
+
+// classify grades a call that took rtMs and failed or not.
+func (b *Breaker) classify(rtMs int64, failed bool) outcome {
+	switch {
+	case b.rule.Grade == circuitbreaker.SlowRequestRatio:
+		if float64(rtMs) > b.maxRT {
+			return callSlow
+		}
+	case failed:
+		return callFailed
 	}
+	return callFine
 }
 
 // OnComplete records a call that passed and completed at now, after rt
-// (counted in whole milliseconds, truncated), failed or not. probe says whether the call was the half-open probe
-// (TryPass returned probe = true for it); only the probe's outcome decides
-// a HALF_OPEN breaker.
-//
-// In the CLOSED state, the breaker opens when the interval has seen at
-// least MinRequestAmount calls and the grade's measure exceeds its
-// threshold (a slow ratio of exactly 1.0 also opens when the threshold is
-// 1.0, as in Java).
-func (b *Breaker) OnComplete(at mono.Time, rtD time.Duration, failed, probe bool) {
+// (counted in whole milliseconds, truncated, as Java does), failed or not.
+// probe says whether the call was the half-open probe (TryPass returned
+// probe = true for it); only the probe's outcome decides a HALF_OPEN
+// breaker (see [Breaker.settleProbe]), and a CLOSED breaker may open (see
+// [Breaker.openIfOver]).
+func (b *Breaker) OnComplete(now mono.Time, rt time.Duration, failed, probe bool) {
 	if b.rule.Grade == circuitbreaker.AvgRT {
-		return
+		return // it reads the resource's average RT when calls enter
 	}
-	now, rt := at.Millis(), rtD.Milliseconds()
-	bad := failed
-	if b.rule.Grade == circuitbreaker.SlowRequestRatio {
-		bad = float64(rt) > b.maxRT
-	}
-	w := b.window.Load()
-	w.Add(at, stat.Success, 1)
-	if bad {
-		w.Add(at, stat.Exception, 1)
-		if b.lastBad.Load() < now {
-			b.lastBad.Store(now)
-		}
-	}
+	rtMs := rt.Milliseconds()
+	o := b.classify(rtMs, failed)
+	w := b.record(now, o)
 	switch circuitbreaker.State(b.state.Load()) {
 	case circuitbreaker.HalfOpen:
-		if !probe {
-			return
+		if probe {
+			b.settleProbe(now, o, rtMs)
 		}
-		if bad {
-			v := 1.0
-			if b.rule.Grade == circuitbreaker.SlowRequestRatio {
-				v = float64(rt)
-			}
-			b.nextRetry.Store(now + b.timeWinMs)
-			if b.state.CompareAndSwap(int32(circuitbreaker.HalfOpen), int32(circuitbreaker.Open)) {
-				b.changed(circuitbreaker.HalfOpen, circuitbreaker.Open, v, at)
-			}
-			return
-		}
-		// Closing starts the statistics over (Java resets its only bucket).
-		b.window.Store(stat.NewWindow(b.samples, w.IntervalMs(), b.stripes))
-		if b.state.CompareAndSwap(int32(circuitbreaker.HalfOpen), int32(circuitbreaker.Closed)) {
-			b.changed(circuitbreaker.HalfOpen, circuitbreaker.Closed, 0, at)
-		}
-		return
-	case circuitbreaker.Open:
-		return
-	}
-	// Closed: with no bad call in the interval no measure can exceed its
-	// threshold, so the healthy path reads one atomic word.
-	if now-b.lastBad.Load() >= w.IntervalMs() {
-		return
-	}
-	nBad := w.Sum(at, stat.Exception)
-	if nBad == 0 {
-		return
-	}
-	total := w.Sum(at, stat.Success)
-	if total < b.minReq {
-		return
-	}
-	v := float64(nBad)
-	if b.rule.Grade != circuitbreaker.ErrorCount {
-		v /= float64(total)
-	}
-	if v > b.threshold || (b.rule.Grade == circuitbreaker.SlowRequestRatio && v == b.threshold && b.threshold == 1) {
-		b.nextRetry.Store(now + b.timeWinMs)
-		if b.state.CompareAndSwap(int32(circuitbreaker.Closed), int32(circuitbreaker.Open)) {
-			b.changed(circuitbreaker.Closed, circuitbreaker.Open, v, at)
-		}
+	case circuitbreaker.Closed:
+		b.openIfOver(now, w)
 	}
 }
 
-func (b *Breaker) changed(from, to circuitbreaker.State, v float64, at mono.Time) {
+// record counts a completed call in the window: every call as a Success,
+// a slow or failed one also as an Exception (the window's "bad" count), and
+// notes when the last bad call completed. It returns the window.
+func (b *Breaker) record(now mono.Time, o outcome) *stat.Window {
+	w := b.window.Load()
+	w.Add(now, stat.Success, 1)
+	if o != callFine {
+		w.Add(now, stat.Exception, 1)
+		if ms := now.Millis(); b.lastBad.Load() < ms {
+			b.lastBad.Store(ms)
+		}
+	}
+	return w
+}
+
+// settleProbe decides a HALF_OPEN breaker from its probe: a slow probe
+// reopens it (the value is the probe's RT in ms), a failed probe too (value
+// 1), and a fine one closes it, with the statistics started over (Java
+// resets its only bucket).
+func (b *Breaker) settleProbe(now mono.Time, o outcome, rtMs int64) {
+	switch o {
+	case callSlow:
+		b.open(circuitbreaker.HalfOpen, float64(rtMs), now)
+	case callFailed:
+		b.open(circuitbreaker.HalfOpen, 1, now)
+	default:
+		interval := b.window.Load().IntervalMs()
+		b.window.Store(stat.NewWindow(b.samples, interval, b.stripes))
+		b.transition(circuitbreaker.HalfOpen, circuitbreaker.Closed, 0, now)
+	}
+}
+
+// openIfOver opens a CLOSED breaker when the interval of window w has seen
+// at least MinRequestAmount calls and the rule's measure exceeds its
+// threshold.
+func (b *Breaker) openIfOver(now mono.Time, w *stat.Window) {
+	// With no bad call in the interval no measure can exceed its
+	// threshold, so the healthy path reads one atomic word.
+	if now.Millis()-b.lastBad.Load() >= w.IntervalMs() {
+		return
+	}
+	nBad := w.Sum(now, stat.Exception)
+	if nBad == 0 {
+		return
+	}
+	total := w.Sum(now, stat.Success)
+	if total < b.minReq {
+		return
+	}
+	if v := b.measure(nBad, total); b.exceeds(v) {
+		b.open(circuitbreaker.Closed, v, now)
+	}
+}
+
+// measure is the rule's measure of an interval of total calls, nBad of them
+// slow or failed: the error count for ErrorCount, else the share of bad
+// calls (the slow ratio or the error ratio).
+func (b *Breaker) measure(nBad, total int64) float64 {
+	if b.rule.Grade == circuitbreaker.ErrorCount {
+		return float64(nBad)
+	}
+	return float64(nBad) / float64(total)
+}
+
+// exceeds reports whether measure v opens the breaker: above the threshold,
+// or, as in Java, a slow ratio of exactly 1.0 when the threshold is 1.0.
+func (b *Breaker) exceeds(v float64) bool {
+	return v > b.threshold || (b.rule.Grade == circuitbreaker.SlowRequestRatio && v == b.threshold && b.threshold == 1)
+}
+
+// open moves the breaker from state from to OPEN until TimeWindow has
+// passed, v being the value that triggered it.
+func (b *Breaker) open(from circuitbreaker.State, v float64, now mono.Time) {
+	b.nextRetry.Store(now.Millis() + b.timeWinMs)
+	b.transition(from, circuitbreaker.Open, v, now)
+}
+
+// transition moves the breaker from state from to state to, when it is
+// still in from, and tells the listener. It reports whether it did.
+func (b *Breaker) transition(from, to circuitbreaker.State, v float64, now mono.Time) bool {
+	if !b.state.CompareAndSwap(int32(from), int32(to)) {
+		return false
+	}
+	b.changed(from, to, v, now)
+	return true
+}
+
+func (b *Breaker) changed(from, to circuitbreaker.State, v float64, now mono.Time) {
 	if b.notify != nil {
-		b.notify(circuitbreaker.StateChange{From: from, To: to, Value: v, Rule: b.rule}, at)
+		b.notify(circuitbreaker.StateChange{From: from, To: to, Value: v, Rule: b.rule}, now)
 	}
 }

@@ -293,3 +293,28 @@ func TestSampleCount(t *testing.T) {
 		assert.Zero(t, n%int64(SampleCount(n)))
 	}
 }
+
+func TestClassify(t *testing.T) {
+	slowRatio := New(circuitbreaker.Rule{Resource: "r", Grade: circuitbreaker.SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.5,
+		TimeWindow: 1, MinRequestAmount: 1, StatIntervalMs: 1000}, Options{})
+	errorRatio := New(circuitbreaker.Rule{Resource: "r", Grade: circuitbreaker.ErrorRatio, Count: 0.5,
+		TimeWindow: 1, MinRequestAmount: 1, StatIntervalMs: 1000}, Options{})
+	tests := []struct {
+		name   string
+		b      *Breaker
+		rtMs   int64
+		failed bool
+		want   outcome
+	}{
+		{"slow ratio: fast", slowRatio, 100, false, callFine},
+		{"slow ratio: slow", slowRatio, 101, false, callSlow},
+		{"slow ratio: a fast failure is fine", slowRatio, 1, true, callFine},
+		{"slow ratio: a slow failure is slow", slowRatio, 500, true, callSlow},
+		{"error ratio: ok", errorRatio, 1, false, callFine},
+		{"error ratio: failed", errorRatio, 1, true, callFailed},
+		{"error ratio: a slow call is not an error", errorRatio, 60_000, false, callFine},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.b.classify(tt.rtMs, tt.failed), tt.name)
+	}
+}
