@@ -238,60 +238,68 @@ func (l *Limiter) pace(v any, threshold int64, now mono.Time, acquire int64) Dec
 }
 
 // each calls fn with v, or with each element of a slice or array v, until
-// fn returns false; values that cannot be map keys are skipped.
+// fn returns false. Values that cannot be map keys (and nil elements) are
+// skipped. The common cases take no reflection: a scalar argument, and
+// slices of any, string, int and int64.
 func each(v any, fn func(any) bool) {
 	switch x := v.(type) {
 	case string, int, int64, int32, int16, int8, uint, uint64, uint32, uint16, uint8, float64, float32, bool:
 		fn(v)
-		return
 	case []any:
-		for _, e := range x {
-			if e != nil {
-				if !eachOne(e, fn) {
-					return
-				}
-			}
-		}
-		return
+		eachAny(x, fn)
 	case []string:
-		for _, e := range x {
-			if !fn(e) {
-				return
-			}
-		}
-		return
+		eachOf(x, fn)
 	case []int:
-		for _, e := range x {
-			if !fn(e) {
-				return
-			}
-		}
-		return
+		eachOf(x, fn)
 	case []int64:
-		for _, e := range x {
-			if !fn(e) {
-				return
-			}
-		}
-		return
+		eachOf(x, fn)
+	default:
+		eachReflect(v, fn)
 	}
-	rv := reflect.ValueOf(v)
-	if k := rv.Kind(); k == reflect.Slice || k == reflect.Array {
-		for i := range rv.Len() {
-			e := rv.Index(i)
-			if e.CanInterface() && !(e.Kind() == reflect.Interface && e.IsNil()) {
-				if !eachOne(e.Interface(), fn) {
-					return
-				}
-			}
-		}
-		return
-	}
-	eachOne(v, fn)
 }
 
-// eachOne calls fn with v when v can be a map key.
-func eachOne(v any, fn func(any) bool) bool {
+// eachOf calls fn with each element of xs until fn returns false.
+func eachOf[T comparable](xs []T, fn func(any) bool) {
+	for _, x := range xs {
+		if !fn(x) {
+			return
+		}
+	}
+}
+
+// eachAny calls fn with each non-nil element of xs that can be a map key,
+// until fn returns false.
+func eachAny(xs []any, fn func(any) bool) {
+	for _, x := range xs {
+		if x != nil && !ifKey(x, fn) {
+			return
+		}
+	}
+}
+
+// eachReflect is each for the types the type switch does not name: any
+// other slice or array is walked by reflection (skipping nil interface
+// elements), and any other value is a single value.
+func eachReflect(v any, fn func(any) bool) {
+	rv := reflect.ValueOf(v)
+	if k := rv.Kind(); k != reflect.Slice && k != reflect.Array {
+		ifKey(v, fn)
+		return
+	}
+	for i := range rv.Len() {
+		e := rv.Index(i)
+		if !e.CanInterface() || (e.Kind() == reflect.Interface && e.IsNil()) {
+			continue
+		}
+		if !ifKey(e.Interface(), fn) {
+			return
+		}
+	}
+}
+
+// ifKey calls fn with v when v can be a map key and returns its answer;
+// it returns true (go on) for a value it skips.
+func ifKey(v any, fn func(any) bool) bool {
 	if !reflect.ValueOf(v).Comparable() {
 		return true
 	}

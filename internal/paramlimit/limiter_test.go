@@ -229,3 +229,36 @@ func TestLimiterBoundedValues(t *testing.T) {
 	assert.Equal(t, 1, passes(l, 0, 2, "0"), "evicted long ago: full budget")
 	assert.Equal(t, 0, passes(l, 0, 1, "9999"), "recent: spent")
 }
+
+func TestEach(t *testing.T) {
+	type key struct{ a, b int }
+	tests := []struct {
+		name string
+		v    any
+		want []any
+	}{
+		{"scalar", "a", []any{"a"}},
+		{"comparable struct", key{1, 2}, []any{key{1, 2}}},
+		{"not a map key", map[string]int{"a": 1}, nil},
+		{"[]any skips nil and slices", []any{"a", nil, []int{1}, 2}, []any{"a", 2}},
+		{"[]string", []string{"a", "b"}, []any{"a", "b"}},
+		{"[]int", []int{1, 2}, []any{1, 2}},
+		{"[]int64", []int64{1, 2}, []any{int64(1), int64(2)}},
+		{"other slice by reflection", []float32{1.5}, []any{float32(1.5)}},
+		{"array by reflection", [2]int{1, 2}, []any{1, 2}},
+		{"[]error skips nil interfaces", []error{nil, errBoom}, []any{errBoom}},
+		{"slice of slices: no keys", [][]int{{1}}, nil},
+	}
+	for _, tt := range tests {
+		var got []any
+		each(tt.v, func(x any) bool { got = append(got, x); return true })
+		assert.Equal(t, tt.want, got, tt.name)
+	}
+	for _, v := range []any{[]any{"a", "b"}, []string{"a", "b"}, []int{1, 2}, []int64{1, 2}, [2]int{1, 2}} {
+		n := 0
+		each(v, func(any) bool { n++; return false })
+		assert.Equal(t, 1, n, "each stops when fn returns false: %T", v)
+	}
+}
+
+var errBoom = fmt.Errorf("paramlimit: boom")
