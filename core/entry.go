@@ -230,25 +230,41 @@ func (en *Entry) SetError(err error) {
 }
 
 // enter admits en into resource and returns it, or returns nil and why not.
-// Its steps: read the options, find the statistics the entry counts in, run
-// the rules (when any apply), count the pass, and keep the arguments for
-// thread-grade hot-parameter rules.
+// Its steps: read the options, point the entry at the statistics it counts
+// in, run the rules (when any apply; a block is counted), count the pass,
+// and keep the arguments for thread-grade hot-parameter rules. The steps an
+// entry without options and with plain rules takes are written inline: a
+// call each would cost that hot path a few percent.
 func (e *Engine) enter(ctx context.Context, en *Entry, resource string, opts []EntryOption) (*Entry, error) {
 	if ctx == nil || resource == "" {
 		return nil, badCall(ctx, resource)
 	}
 	en.e, en.ctx, en.count = e, ctx, 1
-	args, err := en.applyOptions(opts)
-	if err != nil {
-		return nil, err
+	var args []any
+	if len(opts) > 0 {
+		var err error
+		if args, err = en.applyOptions(opts); err != nil {
+			return nil, err
+		}
 	}
 	now := e.now()
 	t := e.table.Load()
 	r := t.res[resource]
-	e.findStats(en, r, resource)
+	if r == nil {
+		en.stats = e.nodes.get(resource)
+	} else {
+		en.res, en.stats = r, r.stats
+		if fs := r.flow; fs != nil && (fs.needOrigin || fs.chains != nil) {
+			e.callerStats(en, fs)
+		}
+	}
 	if r != nil || (en.inbound && t.system != nil) {
-		if now, err = e.admit(t, r, en, args, resource, now); err != nil {
+		if err := e.check(t, r, en, args, resource, now); err != nil {
+			e.recordBlock(en, now, err)
 			return nil, err
+		}
+		if en.waited {
+			now = e.now() // the entry passes when its wait ends
 		}
 	}
 	e.recordPass(en, now)
@@ -288,19 +304,10 @@ func (en *Entry) applyOptions(opts []EntryOption) (args []any, err error) {
 	return args, nil
 }
 
-// findStats points en at the statistics it counts in: its resource's (r
-// is nil for a resource without rules), and for flow rules that need them
-// its origin's and its call chain's.
-func (e *Engine) findStats(en *Entry, r *resource, resource string) {
-	if r == nil {
-		en.stats = e.nodes.get(resource)
-		return
-	}
-	en.res, en.stats = r, r.stats
-	fs := r.flow
-	if fs == nil {
-		return
-	}
+// callerStats points en at the statistics of its caller that the flow
+// rules of fs read: its origin's, and its call chain's (the context named
+// by WithContextName).
+func (e *Engine) callerStats(en *Entry, fs *flowSet) {
 	if en.origin != "" && fs.needOrigin {
 		en.originNode = fs.stats.origin(en.origin, e.nodes.stripes)
 	}
@@ -310,19 +317,6 @@ func (e *Engine) findStats(en *Entry, r *resource, resource string) {
 			en.chainNode = fs.chains[name]
 		}
 	}
-}
-
-// admit runs the rules for en at now and counts a block. It returns when
-// the entry passes: now, or later when a rule made it wait.
-func (e *Engine) admit(t *table, r *resource, en *Entry, args []any, resource string, now mono.Time) (mono.Time, error) {
-	if err := e.check(t, r, en, args, resource, now); err != nil {
-		e.recordBlock(en, now, err)
-		return now, err
-	}
-	if en.waited {
-		return e.now(), nil
-	}
-	return now, nil
 }
 
 // holdArgs keeps a copy of the arguments in en when a thread-grade
