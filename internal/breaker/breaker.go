@@ -184,38 +184,40 @@ func (b *Breaker) classify(rtMs int64, failed bool) outcome {
 // (counted in whole milliseconds, truncated, as Java does), failed or not.
 // probe says whether the call was the half-open probe (TryPass returned
 // probe = true for it); only the probe's outcome decides a HALF_OPEN
-// breaker (see [Breaker.settleProbe]), and a CLOSED breaker may open (see
-// [Breaker.openIfOver]).
+// breaker (settleProbe), and a CLOSED breaker opens when its interval
+// crosses the threshold (openIfOver).
 func (b *Breaker) OnComplete(now mono.Time, rt time.Duration, failed, probe bool) {
 	if b.rule.Grade == circuitbreaker.AvgRT {
 		return // it reads the resource's average RT when calls enter
 	}
 	rtMs := rt.Milliseconds()
 	o := b.classify(rtMs, failed)
-	w := b.record(now, o)
+	w := b.window.Load()
+	w.Add(now, stat.Success, 1)
+	if o != callFine {
+		b.recordBad(now, w)
+	}
 	switch circuitbreaker.State(b.state.Load()) {
 	case circuitbreaker.HalfOpen:
 		if probe {
 			b.settleProbe(now, o, rtMs)
 		}
 	case circuitbreaker.Closed:
-		b.openIfOver(now, w)
+		// With no bad call in the interval no measure can exceed its
+		// threshold, so the healthy path reads one atomic word.
+		if now.Millis()-b.lastBad.Load() < w.IntervalMs() {
+			b.openIfOver(now, w)
+		}
 	}
 }
 
-// record counts a completed call in the window: every call as a Success,
-// a slow or failed one also as an Exception (the window's "bad" count), and
-// notes when the last bad call completed. It returns the window.
-func (b *Breaker) record(now mono.Time, o outcome) *stat.Window {
-	w := b.window.Load()
-	w.Add(now, stat.Success, 1)
-	if o != callFine {
-		w.Add(now, stat.Exception, 1)
-		if ms := now.Millis(); b.lastBad.Load() < ms {
-			b.lastBad.Store(ms)
-		}
+// recordBad counts a slow or failed call in window w, as an Exception
+// (every call is a Success), and notes when the last one completed.
+func (b *Breaker) recordBad(now mono.Time, w *stat.Window) {
+	w.Add(now, stat.Exception, 1)
+	if ms := now.Millis(); b.lastBad.Load() < ms {
+		b.lastBad.Store(ms)
 	}
-	return w
 }
 
 // settleProbe decides a HALF_OPEN breaker from its probe: a slow probe
@@ -239,11 +241,6 @@ func (b *Breaker) settleProbe(now mono.Time, o outcome, rtMs int64) {
 // at least MinRequestAmount calls and the rule's measure exceeds its
 // threshold.
 func (b *Breaker) openIfOver(now mono.Time, w *stat.Window) {
-	// With no bad call in the interval no measure can exceed its
-	// threshold, so the healthy path reads one atomic word.
-	if now.Millis()-b.lastBad.Load() >= w.IntervalMs() {
-		return
-	}
 	nBad := w.Sum(now, stat.Exception)
 	if nBad == 0 {
 		return
