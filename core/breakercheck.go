@@ -3,9 +3,11 @@ package core
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/internal/breaker"
+	"github.com/bulwark-go/bulwark/internal/mono"
 )
 
 var breakerKind = kind[circuitbreaker.Rule]{
@@ -44,9 +46,10 @@ func (e *Engine) OnBreakerStateChange(fn func(circuitbreaker.StateChange)) (canc
 	return e.breakerLn.Add(fn)
 }
 
-// notifyBreaker tells the breaker listeners about c, without locking or
-// allocating.
-func (e *Engine) notifyBreaker(c circuitbreaker.StateChange) {
+// notifyBreaker tells the breaker listeners about c, made at engine time
+// at, without locking or allocating.
+func (e *Engine) notifyBreaker(c circuitbreaker.StateChange, at mono.Time) {
+	c.Time = e.wallTime(at)
 	for _, fn := range e.breakerLn.List() {
 		fn(c)
 	}
@@ -81,14 +84,13 @@ func installBreakers(e *Engine, next, prev *table, rules []circuitbreaker.Rule) 
 // checkBreakers asks each breaker of the resource in turn. When one blocks,
 // the breakers before it that let this entry through as their half-open
 // probe go back to OPEN: the probe never ran (Java's whenTerminate hook).
-func (e *Engine) checkBreakers(bs *breakerSet, en *Entry, now int64) error {
-	ms := now / nsPerMs
+func (e *Engine) checkBreakers(bs *breakerSet, en *Entry, now mono.Time) error {
 	for i, c := range bs.checks {
-		pass, probe := c.b.TryPass(ms, bs.stats.node)
+		pass, probe := c.b.TryPass(now, bs.stats.node)
 		if !pass {
 			for j := range min(i, maxProbes) {
 				if en.probes&(1<<j) != 0 {
-					bs.checks[j].b.AbortProbe(ms)
+					bs.checks[j].b.AbortProbe(now)
 				}
 			}
 			en.probes = 0
@@ -105,9 +107,9 @@ func (e *Engine) checkBreakers(bs *breakerSet, en *Entry, now int64) error {
 }
 
 // exitBreakers reports a completed entry to the resource's breakers.
-func (en *Entry) exitBreakers(bs *breakerSet, ms, rt int64, failed bool) {
+func (en *Entry) exitBreakers(bs *breakerSet, now mono.Time, rt time.Duration, failed bool) {
 	for i, c := range bs.checks {
-		c.b.OnComplete(ms, rt, failed, i >= maxProbes || en.probes&(1<<i) != 0)
+		c.b.OnComplete(now, rt, failed, i >= maxProbes || en.probes&(1<<i) != 0)
 	}
 }
 

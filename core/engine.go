@@ -18,6 +18,7 @@ import (
 	"github.com/bulwark-go/bulwark/core/system"
 	"github.com/bulwark-go/bulwark/internal/flowcontrol"
 	"github.com/bulwark-go/bulwark/internal/listeners"
+	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -107,7 +108,7 @@ type Engine struct {
 	epoch   time.Time
 	log     *slog.Logger
 	flowCfg flowcontrol.Config
-	maxRTMs int64
+	maxRT   time.Duration // recorded response times are capped at it
 
 	table   atomic.Pointer[table]
 	mu      sync.Mutex // serialises rule changes; readers never take it
@@ -143,7 +144,7 @@ func NewEngine(opts ...Option) *Engine {
 		clock:   cfg.clock,
 		log:     cfg.logger,
 		flowCfg: cfg.flow,
-		maxRTMs: cfg.maxRT.Milliseconds(),
+		maxRT:   cfg.maxRT,
 		nodes:   registry{max: int64(cfg.maxResources), stripes: min(cfg.stripes, 16)},
 	}
 	if e.clock != nil {
@@ -205,16 +206,17 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// now returns the engine's time in nanoseconds since its creation.
-func (e *Engine) now() int64 {
+// now returns the engine's time: nanoseconds since its creation.
+func (e *Engine) now() mono.Time {
 	if e.clock == nil {
-		return int64(time.Since(e.epoch))
+		return mono.Time(time.Since(e.epoch))
 	}
-	return int64(e.clock.Now().Sub(e.epoch))
+	return mono.Time(e.clock.Now().Sub(e.epoch))
 }
 
-// wallTime converts engine time to a time.Time.
-func (e *Engine) wallTime(now int64) time.Time { return e.epoch.Add(time.Duration(now)) }
+// wallTime converts engine time to a time.Time: now.Sub(0) is how long
+// after the epoch it is.
+func (e *Engine) wallTime(now mono.Time) time.Time { return e.epoch.Add(now.Sub(0)) }
 
 // sleep waits d or until ctx is done, through the Clock when it is a
 // Sleeper.

@@ -11,6 +11,7 @@ import (
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/core/system"
+	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -168,7 +169,7 @@ type Entry struct {
 	contextName string
 	args        []any
 	count       int64
-	start       int64
+	start       mono.Time
 	probes      uint64 // bit i: this entry is the half-open probe of breaker i
 	err         error
 	inbound     bool
@@ -229,15 +230,55 @@ func (en *Entry) SetError(err error) {
 }
 
 // enter admits en into resource and returns it, or returns nil and why not.
+// Its steps: read the options, point the entry at the statistics it counts
+// in, run the rules (when any apply; a block is counted), count the pass,
+// and keep the arguments for thread-grade hot-parameter rules. The steps an
+// entry without options and with plain rules takes are written inline: a
+// call each would cost that hot path a few percent.
 func (e *Engine) enter(ctx context.Context, en *Entry, resource string, opts []EntryOption) (*Entry, error) {
 	if ctx == nil || resource == "" {
 		return nil, badCall(ctx, resource)
 	}
 	en.e, en.ctx, en.count = e, ctx, 1
-	// args stays out of *en unless a thread-grade hot-param rule needs it at
-	// Exit: a store through en would make every caller's variadic args
-	// escape to the heap.
 	var args []any
+	if len(opts) > 0 {
+		var err error
+		if args, err = en.applyOptions(opts); err != nil {
+			return nil, err
+		}
+	}
+	now := e.now()
+	t := e.table.Load()
+	r := t.res[resource]
+	if r == nil {
+		en.stats = e.nodes.get(resource)
+	} else {
+		en.res, en.stats = r, r.stats
+		if fs := r.flow; fs != nil && (fs.needOrigin || fs.chains != nil) {
+			e.callerStats(en, fs)
+		}
+	}
+	if r != nil || (en.inbound && t.system != nil) {
+		if err := e.check(t, r, en, args, resource, now); err != nil {
+			e.recordBlock(en, now, err)
+			return nil, err
+		}
+		if en.waited {
+			now = e.now() // the entry passes when its wait ends
+		}
+	}
+	e.recordPass(en, now)
+	if r != nil && r.hotspot != nil {
+		en.holdArgs(r.hotspot, args)
+	}
+	return en, nil
+}
+
+// applyOptions sets en's fields from opts and returns the WithArgs values.
+//
+// The arguments stay out of *en (see [Entry.holdArgs]): a store through en
+// would make every caller's variadic args escape to the heap.
+func (en *Entry) applyOptions(opts []EntryOption) (args []any, err error) {
 	for i := range opts {
 		o := &opts[i]
 		switch o.kind {
@@ -260,40 +301,33 @@ func (e *Engine) enter(ctx context.Context, en *Entry, resource string, opts []E
 			en.prioritized = true
 		}
 	}
-	now := e.now()
-	t := e.table.Load()
-	r := t.res[resource]
-	if r != nil {
-		en.res, en.stats = r, r.stats
-		if fs := r.flow; fs != nil {
-			if en.origin != "" && fs.needOrigin {
-				en.originNode = fs.stats.origin(en.origin, e.nodes.stripes)
-			}
-			if fs.chains != nil {
-				if name, ok := ctx.Value(contextNameKey{}).(string); ok {
-					en.contextName = name
-					en.chainNode = fs.chains[name]
-				}
-			}
-		}
-	} else {
-		en.stats = e.nodes.get(resource)
+	return args, nil
+}
+
+// callerStats points en at the statistics of its caller that the flow
+// rules of fs read: its origin's, and its call chain's (the context named
+// by WithContextName).
+func (e *Engine) callerStats(en *Entry, fs *flowSet) {
+	if en.origin != "" && fs.needOrigin {
+		en.originNode = fs.stats.origin(en.origin, e.nodes.stripes)
 	}
-	if r != nil || (en.inbound && t.system != nil) {
-		if err := e.check(t, r, en, args, resource, now); err != nil {
-			e.recordBlock(en, now, err)
-			return nil, err
-		}
-		if en.waited {
-			now = e.now()
+	if fs.chains != nil {
+		if name, ok := en.ctx.Value(contextNameKey{}).(string); ok {
+			en.contextName = name
+			en.chainNode = fs.chains[name]
 		}
 	}
-	e.recordPass(en, now)
-	if r != nil && r.hotspot != nil && r.hotspot.threads && len(args) > 0 {
-		en.args = slices.Clone(args)
-		r.hotspot.hotspotThreads(en, 1)
+}
+
+// holdArgs keeps a copy of the arguments in en when a thread-grade
+// hot-parameter rule counts the entry per value until it exits, and
+// counts it in.
+func (en *Entry) holdArgs(hs *hotspotSet, args []any) {
+	if !hs.threads || len(args) == 0 {
+		return
 	}
-	return en, nil
+	en.args = slices.Clone(args)
+	hs.hotspotThreads(en, 1)
 }
 
 func badCall(ctx context.Context, resource string) error {
@@ -308,7 +342,7 @@ func badCount(n int) error { return fmt.Errorf("%w: count %d < 1", ErrInvalidArg
 // check runs the rule kinds in Sentinel's order: authority, system
 // (inbound entries only), hot parameters, flow, circuit breakers. r is nil
 // when only system rules apply.
-func (e *Engine) check(t *table, r *resource, en *Entry, args []any, resource string, now int64) error {
+func (e *Engine) check(t *table, r *resource, en *Entry, args []any, resource string, now mono.Time) error {
 	if r != nil && r.authority != nil {
 		if err := checkAuthority(r.authority, en); err != nil {
 			return err
@@ -342,34 +376,30 @@ func (e *Engine) check(t *table, r *resource, en *Entry, args []any, resource st
 	return nil
 }
 
-func (e *Engine) recordPass(en *Entry, now int64) {
-	ms := now / nsPerMs
+func (e *Engine) recordPass(en *Entry, now mono.Time) {
 	en.start = now
 	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
 		if n == nil {
 			continue
 		}
 		if en.occupied {
-			n.AddPass(ms, 0) // counted ahead, in the window it occupied
+			n.AddPass(now, 0) // counted ahead, in the window it occupied
 		} else {
-			n.AddPass(ms, en.count)
+			n.AddPass(now, en.count)
 		}
 	}
 }
 
-func (e *Engine) recordBlock(en *Entry, now int64, err error) {
+func (e *Engine) recordBlock(en *Entry, now mono.Time, err error) {
 	if _, ok := err.(*BlockError); !ok {
 		return // the wait was cancelled: neither a pass nor a block
 	}
-	ms := now / nsPerMs
 	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
 		if n != nil {
-			n.AddBlock(ms, en.count)
+			n.AddBlock(now, en.count)
 		}
 	}
 }
-
-const nsPerMs = 1_000_000
 
 func (en *Entry) node() *stat.Node {
 	if en.stats == nil {
@@ -393,18 +423,17 @@ func (en *Entry) Exit() {
 	}
 	en.exited = true
 	now := en.e.now()
-	rawRT := (now - en.start) / nsPerMs
-	rt := min(rawRT, en.e.maxRTMs)
-	ms := now / nsPerMs
+	rawRT := now.Sub(en.start)
+	rt := min(rawRT, en.e.maxRT)
 	failed := en.err != nil
 	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
 		if n != nil {
-			n.AddCompletion(ms, en.count, rt, failed)
+			n.AddCompletion(now, en.count, rt, failed)
 		}
 	}
 	if r := en.res; r != nil {
 		if r.breakers != nil {
-			en.exitBreakers(r.breakers, ms, rawRT, failed)
+			en.exitBreakers(r.breakers, now, rawRT, failed)
 		}
 		if r.hotspot != nil {
 			r.hotspot.hotspotThreads(en, -1)

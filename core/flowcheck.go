@@ -9,6 +9,7 @@ import (
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/rule"
 	"github.com/bulwark-go/bulwark/internal/flowcontrol"
+	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -64,6 +65,9 @@ func appliesLocally(r flow.Rule) bool {
 	return !r.ClusterMode || r.ClusterConfig.FallbackToLocalWhenFail
 }
 
+// installFlow compiles the flow rules into next: per resource, a check per
+// rule that this process enforces, in Sentinel's origin order. An unchanged
+// rule keeps its controller (warm-up tokens, pacing timeline) from prev.
 func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	next.flowRules = rules
 	next.flow = make(map[string]*flowSet)
@@ -72,53 +76,81 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 		if !appliesLocally(r) {
 			continue
 		}
-		fs := next.flow[r.Resource]
-		if fs == nil {
-			fs = &flowSet{stats: e.nodes.pin(r.Resource), named: map[string]bool{}}
-			next.flow[r.Resource] = fs
-		}
-		fc := &flowCheck{rule: r}
-		var old []*flowCheck
-		if s := prev.flow[r.Resource]; s != nil {
-			old = s.checks
-		}
-		if c, ok := keep.take(old, func(c *flowCheck) bool { return c.rule == r }); ok {
-			fc.ctrl = c.ctrl
-		} else {
-			fc.ctrl = flowcontrol.NewController(r, e.flowCfg)
-		}
-		fc.block = &BlockError{Kind: BlockFlow, Resource: r.Resource, Rule: r}
-		la := limitApp(r)
-		if la != rule.LimitAppDefault && la != rule.LimitAppOther {
-			fs.named[la] = true
-		}
-		if la != rule.LimitAppDefault && r.Strategy == flow.Direct {
-			fs.needOrigin = true
-		}
-		switch r.Strategy {
-		case flow.Relate:
-			fc.ref = e.nodes.pin(r.RefResource).node
-		case flow.Chain:
-			if fs.chains == nil {
-				fs.chains = map[string]*stat.Node{}
-			}
-			n := fs.chains[r.RefResource]
-			if n == nil {
-				n = e.chainNode(r.Resource, r.RefResource)
-				fs.chains[r.RefResource] = n
-			}
-			fc.ref = n
-		}
+		fs := e.flowSetOf(next, r.Resource)
+		fs.noteOrigin(r)
+		fs.checks = append(fs.checks, &flowCheck{
+			rule:  r,
+			ctrl:  e.flowController(keep, prev, r),
+			block: &BlockError{Kind: BlockFlow, Resource: r.Resource, Rule: r},
+			ref:   e.refNode(fs, r),
+		})
 		if r.ControlBehavior == flow.WarmUp || r.ControlBehavior == flow.WarmUpRateLimiter {
 			fs.stats.node.Minute() // warm-up reads the previous second
 		}
-		fs.checks = append(fs.checks, fc)
 	}
 	for _, fs := range next.flow {
 		slices.SortStableFunc(fs.checks, func(a, b *flowCheck) int {
 			return cmp.Compare(originRank(a.rule), originRank(b.rule))
 		})
 	}
+}
+
+// flowSetOf returns the flow set of resource in t, creating it.
+func (e *Engine) flowSetOf(t *table, resource string) *flowSet {
+	fs := t.flow[resource]
+	if fs == nil {
+		fs = &flowSet{stats: e.nodes.pin(resource), named: map[string]bool{}}
+		t.flow[resource] = fs
+	}
+	return fs
+}
+
+// flowController returns the controller of r: the one of an equal rule of
+// prev that no rule took yet, or a new one.
+func (e *Engine) flowController(keep kept[*flowCheck], prev *table, r flow.Rule) flowcontrol.Controller {
+	var old []*flowCheck
+	if s := prev.flow[r.Resource]; s != nil {
+		old = s.checks
+	}
+	if c, ok := keep.take(old, func(c *flowCheck) bool { return c.rule == r }); ok {
+		return c.ctrl
+	}
+	return flowcontrol.NewController(r, e.flowCfg)
+}
+
+// noteOrigin records what r needs of entries' origins: the origins it names
+// (which "other" excludes), and per-origin statistics for a direct rule
+// that limits some origins only.
+func (fs *flowSet) noteOrigin(r flow.Rule) {
+	la := limitApp(r)
+	if la != rule.LimitAppDefault && la != rule.LimitAppOther {
+		fs.named[la] = true
+	}
+	if la != rule.LimitAppDefault && r.Strategy == flow.Direct {
+		fs.needOrigin = true
+	}
+}
+
+// refNode returns the statistics a Relate or Chain rule reads instead of
+// its resource's: the related resource's, or those of the resource entered
+// through the rule's context (registered in fs.chains). It is nil for a
+// Direct rule.
+func (e *Engine) refNode(fs *flowSet, r flow.Rule) *stat.Node {
+	switch r.Strategy {
+	case flow.Relate:
+		return e.nodes.pin(r.RefResource).node
+	case flow.Chain:
+		if fs.chains == nil {
+			fs.chains = map[string]*stat.Node{}
+		}
+		n := fs.chains[r.RefResource]
+		if n == nil {
+			n = e.chainNode(r.Resource, r.RefResource)
+			fs.chains[r.RefResource] = n
+		}
+		return n
+	}
+	return nil
 }
 
 // chainNode returns the statistics of resource entered through context
@@ -163,7 +195,7 @@ func (fc *flowCheck) node(fs *flowSet, en *Entry) *stat.Node {
 
 // checkFlow runs the resource's flow rules for an entry. It may wait (pacing,
 // occupied windows); the wait honours ctx.
-func (e *Engine) checkFlow(fs *flowSet, en *Entry, now int64) error {
+func (e *Engine) checkFlow(fs *flowSet, en *Entry, now mono.Time) error {
 	for _, fc := range fs.checks {
 		n := fc.node(fs, en)
 		if n == nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bulwark-go/bulwark/core/hotspot"
+	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/paramlimit"
 )
 
@@ -71,7 +72,7 @@ func installHotspot(e *Engine, next, prev *table, rules []hotspot.Rule) {
 
 // checkHotspot runs the resource's hot-parameter rules; an entry without
 // arguments passes them all. A paced entry waits here, honouring ctx.
-func (e *Engine) checkHotspot(hs *hotspotSet, en *Entry, args []any, now int64) error {
+func (e *Engine) checkHotspot(hs *hotspotSet, en *Entry, args []any, now mono.Time) error {
 	if len(args) == 0 {
 		return nil
 	}

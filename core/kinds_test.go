@@ -32,14 +32,23 @@ func blockKind(t *testing.T, err error) *core.BlockError {
 }
 
 type transitions struct {
-	mu  sync.Mutex
-	got []string
+	mu    sync.Mutex
+	got   []string
+	times []time.Time
 }
 
 func (tr *transitions) on(c circuitbreaker.StateChange) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	tr.got = append(tr.got, c.Rule.Resource+":"+c.From.String()+"->"+c.To.String())
+	tr.times = append(tr.times, c.Time)
+}
+
+// at returns when transition i was made.
+func (tr *transitions) at(i int) time.Time {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.times[i]
 }
 
 func (tr *transitions) list() []string {
@@ -74,10 +83,13 @@ func TestBreakerThroughEngine(t *testing.T) {
 	assert.Equal(t, "db", be.Resource)
 	assert.Equal(t, "breaker OPEN", be.Detail)
 	assert.Contains(t, err.Error(), "circuit breaker errorRatio 0.5 timeWindow=5s")
+	opened := clk.Now()
+	assert.WithinDuration(t, opened, tr.at(0), 0, "a transition's time is the engine clock's")
 
 	clk.Advance(5 * time.Second)
 	probe, err := e.Enter(ctx, "db")
 	require.NoError(t, err, "the probe passes after timeWindow")
+	assert.WithinDuration(t, opened.Add(5*time.Second), tr.at(1), 0)
 	_, err = e.Enter(ctx, "db")
 	assert.Equal(t, "breaker HALF_OPEN, probe in flight", blockKind(t, err).Detail)
 	probe.Exit()

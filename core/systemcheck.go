@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bulwark-go/bulwark/core/system"
+	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/sysload"
 )
 
@@ -85,13 +86,13 @@ func systemDetail(m sysload.Metric, l *sysload.Limits) string {
 // checkSystem runs the system rules for an inbound entry of resource. System
 // rules are global, so the returned error is a copy of the prebuilt one
 // naming the resource: the blocked path allocates the error only.
-func (e *Engine) checkSystem(ss *systemSet, en *Entry, resource string, now int64) error {
+func (e *Engine) checkSystem(ss *systemSet, en *Entry, resource string, now mono.Time) error {
 	m := ss.limits.Check(sysload.Sample{
 		Inbound:      e.inbound,
-		Now:          now / nsPerMs,
+		Now:          now,
 		Load1:        math.Float64frombits(e.sys.load.Load()),
 		CPU:          math.Float64frombits(e.sys.cpu.Load()),
-		DefaultMinRT: e.maxRTMs,
+		DefaultMinRT: e.maxRT,
 	}, en.count)
 	if m == sysload.MetricNone {
 		return nil

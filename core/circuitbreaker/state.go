@@ -1,6 +1,9 @@
 package circuitbreaker
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // State is the state of a rule's circuit breaker.
 type State int32
@@ -42,6 +45,7 @@ type StateChange struct {
 	Value float64
 	// Rule is the breaker's rule.
 	Rule Rule
-	// Time is the breaker's clock reading (ms) at the transition.
-	Time int64
+	// Time is when the transition was made, on the engine's clock (see
+	// core.WithClock).
+	Time time.Time
 }

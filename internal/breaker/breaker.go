@@ -8,8 +8,10 @@ package breaker
 import (
 	"math"
 	"sync/atomic"
+	"time"
 
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -20,9 +22,10 @@ type Options struct {
 	// [stat.Window]); 0 means 1.
 	Stripes int
 	// OnStateChange, if not nil, is called synchronously by the goroutine
-	// that makes a transition, after it is made. It must be quick and must
-	// not enter the breaker's resource.
-	OnStateChange func(circuitbreaker.StateChange)
+	// that makes a transition, after it is made, with the time of the
+	// transition (the change's Time is left for the caller to set from it).
+	// It must be quick and must not enter the breaker's resource.
+	OnStateChange func(c circuitbreaker.StateChange, at mono.Time)
 }
 
 // Breaker is the circuit breaker of one [circuitbreaker.Rule]: Java's
@@ -31,8 +34,9 @@ type Options struct {
 // one atomic word changed by compare-and-swap, and the statistics are a
 // lock-free [stat.Window] of StatIntervalMs.
 //
-// Time is passed in by the caller as milliseconds on any monotonic scale.
-// Create one with [New]; the zero value is not usable.
+// Time is passed in by the caller as a [mono.Time]; the breaker counts in
+// whole milliseconds, as its window does. Create one with [New]; the zero
+// value is not usable.
 type Breaker struct {
 	rule      circuitbreaker.Rule
 	threshold float64 // Count, or the slow ratio for SlowRequestRatio
@@ -42,12 +46,12 @@ type Breaker struct {
 	slowAmt   int64 // AvgRT: RTSlowRequestAmount with its default applied
 	samples   int
 	stripes   int
-	notify    func(circuitbreaker.StateChange)
+	notify    func(circuitbreaker.StateChange, mono.Time)
 
 	state     atomic.Int32
-	nextRetry atomic.Int64 // ms; read only while Open
-	window    atomic.Pointer[stat.Window]
-	passCount atomic.Int64 // AvgRT: calls seen while the average RT was too high
+	nextRetry atomic.Int64                // ms; read only while Open
+	window    atomic.Pointer[stat.Window] // Success: calls; Exception: slow or failed calls
+	passCount atomic.Int64                // AvgRT: calls seen while the average RT was too high
 	// lastBad is when the last slow or failed call completed (ms): while
 	// it is a whole interval ago, no measure can exceed its threshold and
 	// the healthy path reads no window.
@@ -94,7 +98,7 @@ func (b *Breaker) Rule() circuitbreaker.Rule { return b.rule }
 // State returns the breaker's current state.
 func (b *Breaker) State() circuitbreaker.State { return circuitbreaker.State(b.state.Load()) }
 
-// TryPass decides whether a call may enter at now (ms). node is the
+// TryPass decides whether a call may enter at now. node is the
 // resource's statistics; only the AvgRT grade reads it (its average RT over
 // the second window) and may be nil otherwise.
 //
@@ -102,7 +106,7 @@ func (b *Breaker) State() circuitbreaker.State { return circuitbreaker.State(b.s
 // from OPEN to HALF_OPEN to let it through. The caller must then report the
 // call's outcome with probe set in [Breaker.OnComplete], or call
 // [Breaker.AbortProbe] if a later check blocks the call.
-func (b *Breaker) TryPass(now int64, node *stat.Node) (pass, probe bool) {
+func (b *Breaker) TryPass(now mono.Time, node *stat.Node) (pass, probe bool) {
 	if b.rule.Grade == circuitbreaker.AvgRT {
 		return b.tryPassAvgRT(now, node), false
 	}
@@ -110,8 +114,7 @@ func (b *Breaker) TryPass(now int64, node *stat.Node) (pass, probe bool) {
 	case circuitbreaker.Closed:
 		return true, false
 	case circuitbreaker.Open:
-		if now >= b.nextRetry.Load() && b.state.CompareAndSwap(int32(circuitbreaker.Open), int32(circuitbreaker.HalfOpen)) {
-			b.changed(circuitbreaker.Open, circuitbreaker.HalfOpen, 0, now)
+		if now.Millis() >= b.nextRetry.Load() && b.transition(circuitbreaker.Open, circuitbreaker.HalfOpen, 0, now) {
 			return true, true
 		}
 	}
@@ -119,9 +122,9 @@ func (b *Breaker) TryPass(now int64, node *stat.Node) (pass, probe bool) {
 }
 
 // tryPassAvgRT is the DegradeRule.passCheck of Sentinel before 1.8.
-func (b *Breaker) tryPassAvgRT(now int64, node *stat.Node) bool {
+func (b *Breaker) tryPassAvgRT(now mono.Time, node *stat.Node) bool {
 	if circuitbreaker.State(b.state.Load()) == circuitbreaker.Open {
-		if now < b.nextRetry.Load() || !b.state.CompareAndSwap(int32(circuitbreaker.Open), int32(circuitbreaker.Closed)) {
+		if now.Millis() < b.nextRetry.Load() || !b.state.CompareAndSwap(int32(circuitbreaker.Open), int32(circuitbreaker.Closed)) {
 			return false
 		}
 		b.passCount.Store(0)
@@ -140,10 +143,7 @@ func (b *Breaker) tryPassAvgRT(now int64, node *stat.Node) bool {
 	if b.passCount.Add(1) < b.slowAmt {
 		return true
 	}
-	b.nextRetry.Store(now + b.timeWinMs)
-	if b.state.CompareAndSwap(int32(circuitbreaker.Closed), int32(circuitbreaker.Open)) {
-		b.changed(circuitbreaker.Closed, circuitbreaker.Open, rt, now)
-	}
+	b.open(circuitbreaker.Closed, rt, now)
 	return false
 }
 
@@ -151,67 +151,96 @@ func (b *Breaker) tryPassAvgRT(now int64, node *stat.Node) bool {
 // blocked by a check made after the breaker's (Java's whenTerminate hook of
 // fromOpenToHalfOpen). The retry time is not moved, so the next call may
 // probe at once: the aborted probe told nothing about the resource.
-func (b *Breaker) AbortProbe(now int64) {
-	if b.state.CompareAndSwap(int32(circuitbreaker.HalfOpen), int32(circuitbreaker.Open)) {
-		b.changed(circuitbreaker.HalfOpen, circuitbreaker.Open, 1, now)
-	}
+func (b *Breaker) AbortProbe(now mono.Time) {
+	b.transition(circuitbreaker.HalfOpen, circuitbreaker.Open, 1, now)
 }
 
-// OnComplete records a call that passed and completed at now (ms), after rt
-// ms, failed or not. probe says whether the call was the half-open probe
-// (TryPass returned probe = true for it); only the probe's outcome decides
-// a HALF_OPEN breaker.
-//
-// In the CLOSED state, the breaker opens when the interval has seen at
-// least MinRequestAmount calls and the grade's measure exceeds its
-// threshold (a slow ratio of exactly 1.0 also opens when the threshold is
-// 1.0, as in Java).
-func (b *Breaker) OnComplete(now, rt int64, failed, probe bool) {
+// outcome is how a completed call counts for the breaker's rule. A
+// slow-ratio rule looks only at how long a call took, an error rule only
+// at whether it failed: a slow call is not an error, and a failed call that
+// was fast is fine for a slow-ratio rule.
+type outcome uint8
+
+const (
+	callFine   outcome = iota // neither slow nor failed, as far as the rule looks
+	callSlow                  // SlowRequestRatio: took longer than Count ms
+	callFailed                // ErrorRatio, ErrorCount: ended with an error
+)
+
+// classify grades a call that took rtMs and failed or not.
+func (b *Breaker) classify(rtMs int64, failed bool) outcome {
+	switch {
+	case b.rule.Grade == circuitbreaker.SlowRequestRatio:
+		if float64(rtMs) > b.maxRT {
+			return callSlow
+		}
+	case failed:
+		return callFailed
+	}
+	return callFine
+}
+
+// OnComplete records a call that passed and completed at now, after rt
+// (counted in whole milliseconds, truncated, as Java does), failed or not.
+// probe says whether the call was the half-open probe (TryPass returned
+// probe = true for it); only the probe's outcome decides a HALF_OPEN
+// breaker (settleProbe), and a CLOSED breaker opens when its interval
+// crosses the threshold (openIfOver).
+func (b *Breaker) OnComplete(now mono.Time, rt time.Duration, failed, probe bool) {
 	if b.rule.Grade == circuitbreaker.AvgRT {
-		return
+		return // it reads the resource's average RT when calls enter
 	}
-	bad := failed
-	if b.rule.Grade == circuitbreaker.SlowRequestRatio {
-		bad = float64(rt) > b.maxRT
-	}
+	rtMs := rt.Milliseconds()
+	o := b.classify(rtMs, failed)
 	w := b.window.Load()
 	w.Add(now, stat.Success, 1)
-	if bad {
-		w.Add(now, stat.Exception, 1)
-		if b.lastBad.Load() < now {
-			b.lastBad.Store(now)
-		}
+	if o != callFine {
+		b.recordBad(now, w)
 	}
 	switch circuitbreaker.State(b.state.Load()) {
 	case circuitbreaker.HalfOpen:
-		if !probe {
-			return
+		if probe {
+			b.settleProbe(now, o, rtMs)
 		}
-		if bad {
-			v := 1.0
-			if b.rule.Grade == circuitbreaker.SlowRequestRatio {
-				v = float64(rt)
-			}
-			b.nextRetry.Store(now + b.timeWinMs)
-			if b.state.CompareAndSwap(int32(circuitbreaker.HalfOpen), int32(circuitbreaker.Open)) {
-				b.changed(circuitbreaker.HalfOpen, circuitbreaker.Open, v, now)
-			}
-			return
+	case circuitbreaker.Closed:
+		// With no bad call in the interval no measure can exceed its
+		// threshold, so the healthy path reads one atomic word.
+		if now.Millis()-b.lastBad.Load() < w.IntervalMs() {
+			b.openIfOver(now, w)
 		}
-		// Closing starts the statistics over (Java resets its only bucket).
-		b.window.Store(stat.NewWindow(b.samples, w.IntervalMs(), b.stripes))
-		if b.state.CompareAndSwap(int32(circuitbreaker.HalfOpen), int32(circuitbreaker.Closed)) {
-			b.changed(circuitbreaker.HalfOpen, circuitbreaker.Closed, 0, now)
-		}
-		return
-	case circuitbreaker.Open:
-		return
 	}
-	// Closed: with no bad call in the interval no measure can exceed its
-	// threshold, so the healthy path reads one atomic word.
-	if now-b.lastBad.Load() >= w.IntervalMs() {
-		return
+}
+
+// recordBad counts a slow or failed call in window w, as an Exception
+// (every call is a Success), and notes when the last one completed.
+func (b *Breaker) recordBad(now mono.Time, w *stat.Window) {
+	w.Add(now, stat.Exception, 1)
+	if ms := now.Millis(); b.lastBad.Load() < ms {
+		b.lastBad.Store(ms)
 	}
+}
+
+// settleProbe decides a HALF_OPEN breaker from its probe: a slow probe
+// reopens it (the value is the probe's RT in ms), a failed probe too (value
+// 1), and a fine one closes it, with the statistics started over (Java
+// resets its only bucket).
+func (b *Breaker) settleProbe(now mono.Time, o outcome, rtMs int64) {
+	switch o {
+	case callSlow:
+		b.open(circuitbreaker.HalfOpen, float64(rtMs), now)
+	case callFailed:
+		b.open(circuitbreaker.HalfOpen, 1, now)
+	default:
+		interval := b.window.Load().IntervalMs()
+		b.window.Store(stat.NewWindow(b.samples, interval, b.stripes))
+		b.transition(circuitbreaker.HalfOpen, circuitbreaker.Closed, 0, now)
+	}
+}
+
+// openIfOver opens a CLOSED breaker when the interval of window w has seen
+// at least MinRequestAmount calls and the rule's measure exceeds its
+// threshold.
+func (b *Breaker) openIfOver(now mono.Time, w *stat.Window) {
 	nBad := w.Sum(now, stat.Exception)
 	if nBad == 0 {
 		return
@@ -220,20 +249,46 @@ func (b *Breaker) OnComplete(now, rt int64, failed, probe bool) {
 	if total < b.minReq {
 		return
 	}
-	v := float64(nBad)
-	if b.rule.Grade != circuitbreaker.ErrorCount {
-		v /= float64(total)
-	}
-	if v > b.threshold || (b.rule.Grade == circuitbreaker.SlowRequestRatio && v == b.threshold && b.threshold == 1) {
-		b.nextRetry.Store(now + b.timeWinMs)
-		if b.state.CompareAndSwap(int32(circuitbreaker.Closed), int32(circuitbreaker.Open)) {
-			b.changed(circuitbreaker.Closed, circuitbreaker.Open, v, now)
-		}
+	if v := b.measure(nBad, total); b.exceeds(v) {
+		b.open(circuitbreaker.Closed, v, now)
 	}
 }
 
-func (b *Breaker) changed(from, to circuitbreaker.State, v float64, now int64) {
+// measure is the rule's measure of an interval of total calls, nBad of them
+// slow or failed: the error count for ErrorCount, else the share of bad
+// calls (the slow ratio or the error ratio).
+func (b *Breaker) measure(nBad, total int64) float64 {
+	if b.rule.Grade == circuitbreaker.ErrorCount {
+		return float64(nBad)
+	}
+	return float64(nBad) / float64(total)
+}
+
+// exceeds reports whether measure v opens the breaker: above the threshold,
+// or, as in Java, a slow ratio of exactly 1.0 when the threshold is 1.0.
+func (b *Breaker) exceeds(v float64) bool {
+	return v > b.threshold || (b.rule.Grade == circuitbreaker.SlowRequestRatio && v == b.threshold && b.threshold == 1)
+}
+
+// open moves the breaker from state from to OPEN until TimeWindow has
+// passed, v being the value that triggered it.
+func (b *Breaker) open(from circuitbreaker.State, v float64, now mono.Time) {
+	b.nextRetry.Store(now.Millis() + b.timeWinMs)
+	b.transition(from, circuitbreaker.Open, v, now)
+}
+
+// transition moves the breaker from state from to state to, when it is
+// still in from, and tells the listener. It reports whether it did.
+func (b *Breaker) transition(from, to circuitbreaker.State, v float64, now mono.Time) bool {
+	if !b.state.CompareAndSwap(int32(from), int32(to)) {
+		return false
+	}
+	b.changed(from, to, v, now)
+	return true
+}
+
+func (b *Breaker) changed(from, to circuitbreaker.State, v float64, now mono.Time) {
 	if b.notify != nil {
-		b.notify(circuitbreaker.StateChange{From: from, To: to, Value: v, Rule: b.rule, Time: now})
+		b.notify(circuitbreaker.StateChange{From: from, To: to, Value: v, Rule: b.rule}, now)
 	}
 }

@@ -2,13 +2,21 @@ package breaker
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
+
+// ms is the instant n milliseconds after the epoch.
+func ms(n int64) mono.Time { return mono.FromMillis(n) }
+
+// millis is n milliseconds.
+func millis(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 
 // call is one completed call of a timeline: rt ms, failed or not.
 type call struct {
@@ -24,9 +32,15 @@ func calls(n int, rt int64, failed bool) []call {
 	return out
 }
 
-type recorder struct{ changes []circuitbreaker.StateChange }
+type recorder struct {
+	changes []circuitbreaker.StateChange
+	at      []mono.Time
+}
 
-func (r *recorder) on(c circuitbreaker.StateChange) { r.changes = append(r.changes, c) }
+func (r *recorder) on(c circuitbreaker.StateChange, at mono.Time) {
+	r.changes = append(r.changes, c)
+	r.at = append(r.at, at)
+}
 
 func (r *recorder) transitions() []string {
 	var out []string
@@ -76,12 +90,12 @@ func TestBreakerOpensPerGrade(t *testing.T) {
 			b := New(r, Options{OnStateChange: rec.on})
 			now := int64(10_000)
 			for _, c := range tt.calls {
-				pass, probe := b.TryPass(now, nil)
+				pass, probe := b.TryPass(ms(now), nil)
 				if !pass {
 					break
 				}
 				assert.False(t, probe)
-				b.OnComplete(now+c.rt, c.rt, c.failed, false)
+				b.OnComplete(ms(now+c.rt), millis(c.rt), c.failed, false)
 				now++
 			}
 			if !tt.wantOpen {
@@ -91,8 +105,9 @@ func TestBreakerOpensPerGrade(t *testing.T) {
 			}
 			assert.Equal(t, circuitbreaker.Open, b.State())
 			require.Len(t, rec.changes, 1)
-			assert.Equal(t, circuitbreaker.StateChange{From: circuitbreaker.Closed, To: circuitbreaker.Open, Value: tt.value, Rule: r, Time: rec.changes[0].Time}, rec.changes[0])
-			pass, _ := b.TryPass(now, nil)
+			assert.Equal(t, circuitbreaker.StateChange{From: circuitbreaker.Closed, To: circuitbreaker.Open, Value: tt.value, Rule: r}, rec.changes[0])
+			assert.Equal(t, ms(now-1+tt.calls[len(tt.calls)-1].rt), rec.at[0], "the time of the completion that opened it")
+			pass, _ := b.TryPass(ms(now), nil)
 			assert.False(t, pass, "open breaker lets a call through")
 		})
 	}
@@ -109,9 +124,9 @@ func openBreaker(t *testing.T, g circuitbreaker.Grade, rec *recorder) *Breaker {
 		r.Count = 0
 	}
 	b := New(r, Options{OnStateChange: rec.on})
-	pass, _ := b.TryPass(1000, nil)
+	pass, _ := b.TryPass(ms(1000), nil)
 	require.True(t, pass)
-	b.OnComplete(1000, 500, true, false)
+	b.OnComplete(ms(1000), millis(500), true, false)
 	require.Equal(t, circuitbreaker.Open, b.State())
 	return b
 }
@@ -136,23 +151,23 @@ func TestBreakerHalfOpenProbe(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var rec recorder
 			b := openBreaker(t, tt.grade, &rec)
-			pass, _ := b.TryPass(10_999, nil)
+			pass, _ := b.TryPass(ms(10_999), nil)
 			assert.False(t, pass, "before timeWindow")
 
-			pass, probe := b.TryPass(11_000, nil)
+			pass, probe := b.TryPass(ms(11_000), nil)
 			require.True(t, pass)
 			require.True(t, probe)
 			assert.Equal(t, circuitbreaker.HalfOpen, b.State())
-			pass, probe = b.TryPass(11_001, nil)
+			pass, probe = b.TryPass(ms(11_001), nil)
 			assert.False(t, pass, "a second call while the probe is in flight")
 			assert.False(t, probe)
 
 			// A call admitted before the breaker opened completes now: it
 			// does not decide the half-open state.
-			b.OnComplete(11_002, 1, false, false)
+			b.OnComplete(ms(11_002), millis(1), false, false)
 			assert.Equal(t, circuitbreaker.HalfOpen, b.State())
 
-			b.OnComplete(11_000+tt.rt, tt.rt, tt.failed, true)
+			b.OnComplete(ms(11_000+tt.rt), millis(tt.rt), tt.failed, true)
 			assert.Equal(t, tt.want, b.State())
 			last := rec.changes[len(rec.changes)-1]
 			assert.Equal(t, tt.value, last.Value)
@@ -160,15 +175,15 @@ func TestBreakerHalfOpenProbe(t *testing.T) {
 				assert.Equal(t, []string{"CLOSED->OPEN", "OPEN->HALF_OPEN", "HALF_OPEN->CLOSED"}, rec.transitions())
 				// Closing started the statistics over: one more bad call
 				// (min request amount 1) is needed to open again.
-				pass, _ := b.TryPass(12_000, nil)
+				pass, _ := b.TryPass(ms(12_000), nil)
 				assert.True(t, pass)
 				return
 			}
 			assert.Equal(t, []string{"CLOSED->OPEN", "OPEN->HALF_OPEN", "HALF_OPEN->OPEN"}, rec.transitions())
 			end := 11_000 + tt.rt
-			pass, _ = b.TryPass(end+9_999, nil)
+			pass, _ = b.TryPass(ms(end+9_999), nil)
 			assert.False(t, pass, "reopened for a new timeWindow")
-			pass, probe = b.TryPass(end+10_000, nil)
+			pass, probe = b.TryPass(ms(end+10_000), nil)
 			assert.True(t, pass)
 			assert.True(t, probe)
 		})
@@ -178,29 +193,29 @@ func TestBreakerHalfOpenProbe(t *testing.T) {
 func TestBreakerAbortProbe(t *testing.T) {
 	var rec recorder
 	b := openBreaker(t, circuitbreaker.ErrorRatio, &rec)
-	pass, probe := b.TryPass(11_000, nil)
+	pass, probe := b.TryPass(ms(11_000), nil)
 	require.True(t, pass && probe)
-	b.AbortProbe(11_000)
+	b.AbortProbe(ms(11_000))
 	assert.Equal(t, circuitbreaker.Open, b.State())
 	assert.Equal(t, []string{"CLOSED->OPEN", "OPEN->HALF_OPEN", "HALF_OPEN->OPEN"}, rec.transitions())
 	// The retry time did not move: the next call probes at once.
-	pass, probe = b.TryPass(11_001, nil)
+	pass, probe = b.TryPass(ms(11_001), nil)
 	assert.True(t, pass && probe)
-	b.AbortProbe(11_001)
-	b.AbortProbe(11_001) // not half-open: nothing happens
+	b.AbortProbe(ms(11_001))
+	b.AbortProbe(ms(11_001)) // not half-open: nothing happens
 	assert.Len(t, rec.changes, 5)
 }
 
 func TestBreakerWindowSlides(t *testing.T) {
 	r := circuitbreaker.Rule{Resource: "r", Grade: circuitbreaker.ErrorCount, Count: 2, TimeWindow: 1, MinRequestAmount: 1, StatIntervalMs: 1000}
 	b := New(r, Options{Stripes: 4})
-	b.OnComplete(0, 1, true, false)
-	b.OnComplete(100, 1, true, false)
+	b.OnComplete(ms(0), millis(1), true, false)
+	b.OnComplete(ms(100), millis(1), true, false)
 	// 1.2 s later both errors have left the window.
-	b.OnComplete(1200, 1, true, false)
+	b.OnComplete(ms(1200), millis(1), true, false)
 	assert.Equal(t, circuitbreaker.Closed, b.State())
-	b.OnComplete(1300, 1, true, false)
-	b.OnComplete(1400, 1, true, false)
+	b.OnComplete(ms(1300), millis(1), true, false)
+	b.OnComplete(ms(1400), millis(1), true, false)
 	assert.Equal(t, circuitbreaker.Open, b.State())
 }
 
@@ -214,11 +229,11 @@ func TestBreakerAvgRTTimeline(t *testing.T) {
 	node := stat.NewNode(1)
 	now := int64(5_000)
 	enter := func() bool {
-		pass, probe := b.TryPass(now, node)
+		pass, probe := b.TryPass(ms(now), node)
 		assert.False(t, probe)
 		return pass
 	}
-	complete := func(rt int64) { node.AddPass(now, 1); node.AddCompletion(now, 1, rt, false) }
+	complete := func(rt int64) { node.AddPass(ms(now), 1); node.AddCompletion(ms(now), 1, millis(rt), false) }
 
 	assert.True(t, enter(), "nothing completed: average 0")
 	complete(200)
@@ -260,10 +275,10 @@ func TestBreakerAvgRTDefaultAmount(t *testing.T) {
 	b := New(r, Options{})
 	node := stat.NewNode(1)
 	node.AddPass(0, 1)
-	node.AddCompletion(0, 1, 50, false)
+	node.AddCompletion(0, 1, millis(50), false)
 	n := 0
 	for {
-		if pass, _ := b.TryPass(1, node); !pass {
+		if pass, _ := b.TryPass(ms(1), node); !pass {
 			break
 		}
 		n++
@@ -274,7 +289,32 @@ func TestBreakerAvgRTDefaultAmount(t *testing.T) {
 func TestSampleCount(t *testing.T) {
 	assert.Equal(t, 2, SampleCount(1000))
 	assert.Equal(t, 1, SampleCount(999))
-	for _, ms := range []int64{1, 2, 3, 1000, 1001, 60_000} {
-		assert.Zero(t, ms%int64(SampleCount(ms)))
+	for _, n := range []int64{1, 2, 3, 1000, 1001, 60_000} {
+		assert.Zero(t, n%int64(SampleCount(n)))
+	}
+}
+
+func TestClassify(t *testing.T) {
+	slowRatio := New(circuitbreaker.Rule{Resource: "r", Grade: circuitbreaker.SlowRequestRatio, Count: 100, SlowRatioThreshold: 0.5,
+		TimeWindow: 1, MinRequestAmount: 1, StatIntervalMs: 1000}, Options{})
+	errorRatio := New(circuitbreaker.Rule{Resource: "r", Grade: circuitbreaker.ErrorRatio, Count: 0.5,
+		TimeWindow: 1, MinRequestAmount: 1, StatIntervalMs: 1000}, Options{})
+	tests := []struct {
+		name   string
+		b      *Breaker
+		rtMs   int64
+		failed bool
+		want   outcome
+	}{
+		{"slow ratio: fast", slowRatio, 100, false, callFine},
+		{"slow ratio: slow", slowRatio, 101, false, callSlow},
+		{"slow ratio: a fast failure is fine", slowRatio, 1, true, callFine},
+		{"slow ratio: a slow failure is slow", slowRatio, 500, true, callSlow},
+		{"error ratio: ok", errorRatio, 1, false, callFine},
+		{"error ratio: failed", errorRatio, 1, true, callFailed},
+		{"error ratio: a slow call is not an error", errorRatio, 60_000, false, callFine},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.b.classify(tt.rtMs, tt.failed), tt.name)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -23,12 +24,12 @@ type Decision struct {
 }
 
 // Controller decides whether entries may pass a rule: Sentinel's
-// TrafficShapingController. now is the engine's monotonic time in
-// nanoseconds; node holds the statistics the rule is checked against.
+// TrafficShapingController. now is the engine's time; node holds the
+// statistics the rule is checked against.
 // Controllers keep state (warm-up tokens, the pacing timeline) and are safe
 // for concurrent use without locks.
 type Controller interface {
-	Check(node *stat.Node, now int64, acquire int64, prioritized bool) Decision
+	Check(node *stat.Node, now mono.Time, acquire int64, prioritized bool) Decision
 }
 
 // Config holds the engine-wide settings controllers need.
@@ -78,8 +79,6 @@ func NewController(r flow.Rule, cfg Config) Controller {
 	return &rejectController{grade: r.Grade, count: r.Count, occupyTimeoutMs: cfg.OccupyTimeout.Milliseconds()}
 }
 
-const nsPerMs = int64(time.Millisecond)
-
 // rejectController counts passes (or concurrency) in the window and
 // rejects above the threshold; a prioritized QPS entry may instead occupy a
 // later bucket within the occupy timeout.
@@ -89,44 +88,46 @@ type rejectController struct {
 	occupyTimeoutMs int64
 }
 
-func (c *rejectController) Check(n *stat.Node, now int64, acquire int64, prioritized bool) Decision {
-	ms := now / nsPerMs
+func (c *rejectController) Check(n *stat.Node, now mono.Time, acquire int64, prioritized bool) Decision {
 	if c.grade == flow.GradeThread {
 		if float64(n.Concurrency()+acquire) <= c.count {
 			return Decision{}
 		}
-	} else if n.PassFits(ms, acquire, c.count) {
+	} else if n.PassFits(now, acquire, c.count) {
 		return Decision{}
 	}
 	if prioritized && c.grade == flow.GradeQPS {
-		if wait := c.tryOccupyNext(n.Second(), ms, acquire); wait < c.occupyTimeoutMs {
+		ms := now.Millis()
+		if wait := c.tryOccupyNext(n.Second(), now, acquire); wait < c.occupyTimeoutMs {
 			at := ms + wait
-			n.Occupy(ms, at-at%n.Second().BucketMs(), acquire)
+			n.Occupy(now, mono.FromMillis(at-at%n.Second().BucketMs()), acquire)
 			return Decision{Wait: time.Duration(wait) * time.Millisecond, Occupied: true}
 		}
 	}
 	return Decision{Blocked: true}
 }
 
-// tryOccupyNext returns how long a prioritized entry must wait until a
+// tryOccupyNext returns how long (ms) a prioritized entry must wait until a
 // bucket it may be charged to starts, or the occupy timeout when none within
 // it has room: walking forward bucket by bucket, the oldest bucket's passes
-// leave the window as each new bucket begins.
-func (c *rejectController) tryOccupyNext(w *stat.Window, ms int64, acquire int64) int64 {
+// leave the window as each new bucket begins. It counts in the window's
+// milliseconds.
+func (c *rejectController) tryOccupyNext(w *stat.Window, now mono.Time, acquire int64) int64 {
+	ms := now.Millis()
 	interval, bucket := w.IntervalMs(), w.BucketMs()
 	maxCount := c.count * float64(interval) / 1000
-	borrowed := w.Borrowed(ms)
+	borrowed := w.Borrowed(now)
 	if float64(borrowed) >= maxCount {
 		return c.occupyTimeoutMs
 	}
 	earliest := ms - ms%bucket + bucket - interval
-	pass := w.Sum(ms, stat.Pass)
+	pass := w.Sum(now, stat.Pass)
 	for idx := int64(0); earliest < ms; idx++ {
 		wait := idx*bucket + bucket - ms%bucket
 		if wait >= c.occupyTimeoutMs {
 			break
 		}
-		leaving := w.BucketSum(earliest, stat.Pass)
+		leaving := w.BucketSum(mono.FromMillis(earliest), stat.Pass)
 		if float64(pass+borrowed+acquire-leaving) <= maxCount {
 			return wait
 		}
@@ -205,13 +206,12 @@ func (t *warmTokens) rate() float64 {
 
 type warmUpController struct{ tokens *warmTokens }
 
-func (c *warmUpController) Check(n *stat.Node, now int64, acquire int64, _ bool) Decision {
-	ms := now / nsPerMs
+func (c *warmUpController) Check(n *stat.Node, now mono.Time, acquire int64, _ bool) Decision {
 	if c.tokens.count <= 0 {
 		return Decision{Blocked: true}
 	}
-	c.tokens.sync(ms, int64(n.PreviousPassQPS(ms)))
-	if n.PassFits(ms, acquire, c.tokens.rate()) {
+	c.tokens.sync(now.Millis(), int64(n.PreviousPassQPS(now)))
+	if n.PassFits(now, acquire, c.tokens.rate()) {
 		return Decision{}
 	}
 	return Decision{Blocked: true}
@@ -222,12 +222,12 @@ func (c *warmUpController) Check(n *stat.Node, now int64, acquire int64, _ bool)
 // works in nanoseconds (Java switches to them only above 1000 QPS), so
 // every rate is exact.
 type pacer struct {
-	maxQueue int64
-	latest   atomic.Int64
+	maxQueue time.Duration
+	latest   atomic.Int64 // a mono.Time: the last turn given
 }
 
 func newPacer(maxQueueingTimeMs int) *pacer {
-	p := &pacer{maxQueue: int64(maxQueueingTimeMs) * nsPerMs}
+	p := &pacer{maxQueue: time.Duration(maxQueueingTimeMs) * time.Millisecond}
 	p.latest.Store(math.MinInt64 / 2)
 	return p
 }
@@ -236,17 +236,24 @@ func newPacer(maxQueueingTimeMs int) *pacer {
 // idle, else cost after the last turn given, if that is within maxQueue.
 // A turn is taken with one compare-and-swap, never added and handed back
 // (as Java's addAndGet does), so concurrent entries never share a turn.
-func (p *pacer) take(now int64, cost int64) Decision {
+func (p *pacer) take(now mono.Time, cost time.Duration) Decision {
 	for {
-		latest := p.latest.Load()
-		turn := max(latest+cost, now)
-		if turn-now > p.maxQueue {
+		latest := mono.Time(p.latest.Load())
+		turn := max(latest.Add(cost), now)
+		wait := turn.Sub(now)
+		if wait > p.maxQueue {
 			return Decision{Blocked: true}
 		}
-		if p.latest.CompareAndSwap(latest, turn) {
-			return Decision{Wait: time.Duration(turn - now)}
+		if p.latest.CompareAndSwap(int64(latest), int64(turn)) {
+			return Decision{Wait: wait}
 		}
 	}
+}
+
+// spacing returns how far apart entries of acquire tokens are paced at
+// perSecond.
+func spacing(acquire int64, perSecond float64) time.Duration {
+	return time.Duration(math.Round(float64(acquire) * float64(time.Second) / perSecond))
 }
 
 type rateLimiterController struct {
@@ -254,14 +261,14 @@ type rateLimiterController struct {
 	pacer *pacer
 }
 
-func (c *rateLimiterController) Check(_ *stat.Node, now int64, acquire int64, _ bool) Decision {
+func (c *rateLimiterController) Check(_ *stat.Node, now mono.Time, acquire int64, _ bool) Decision {
 	if acquire <= 0 {
 		return Decision{}
 	}
 	if c.count <= 0 {
 		return Decision{Blocked: true}
 	}
-	return c.pacer.take(now, int64(math.Round(float64(acquire)*1e9/c.count)))
+	return c.pacer.take(now, spacing(acquire, c.count))
 }
 
 type warmUpRateLimiterController struct {
@@ -269,11 +276,10 @@ type warmUpRateLimiterController struct {
 	pacer  *pacer
 }
 
-func (c *warmUpRateLimiterController) Check(n *stat.Node, now int64, acquire int64, _ bool) Decision {
+func (c *warmUpRateLimiterController) Check(n *stat.Node, now mono.Time, acquire int64, _ bool) Decision {
 	if c.tokens.count <= 0 {
 		return Decision{Blocked: true}
 	}
-	ms := now / nsPerMs
-	c.tokens.sync(ms, int64(n.PreviousPassQPS(ms)))
-	return c.pacer.take(now, int64(math.Round(float64(acquire)*1e9/c.tokens.rate())))
+	c.tokens.sync(now.Millis(), int64(n.PreviousPassQPS(now)))
+	return c.pacer.take(now, spacing(acquire, c.tokens.rate()))
 }

@@ -10,22 +10,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
-const ms = int64(time.Millisecond)
+// ms is the instant n milliseconds after the epoch.
+func ms(n int64) mono.Time { return mono.FromMillis(n) }
 
 // admit calls Check at time at (ms) until it blocks, recording each pass on
 // n, and returns how many passed.
 func admit(c Controller, n *stat.Node, at int64, limit int) int {
 	passed := 0
 	for passed < limit {
-		d := c.Check(n, at*ms, 1, false)
+		d := c.Check(n, ms(at), 1, false)
 		if d.Blocked {
 			break
 		}
-		n.AddPass(at, 1)
-		n.AddCompletion(at, 1, 1, false)
+		n.AddPass(ms(at), 1)
+		n.AddCompletion(ms(at), 1, time.Millisecond, false)
 		passed++
 	}
 	return passed
@@ -43,8 +45,8 @@ func TestRejectCountsAcquire(t *testing.T) {
 	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 5}, Config{})
 	n := stat.NewNode(1)
 	n.AddPass(0, 3)
-	assert.False(t, c.Check(n, 10*ms, 2, false).Blocked)
-	assert.True(t, c.Check(n, 10*ms, 3, false).Blocked)
+	assert.False(t, c.Check(n, ms(10), 2, false).Blocked)
+	assert.True(t, c.Check(n, ms(10), 3, false).Blocked)
 }
 
 func TestRejectThreadGrade(t *testing.T) {
@@ -53,8 +55,8 @@ func TestRejectThreadGrade(t *testing.T) {
 	n.AddPass(0, 1)
 	n.AddPass(0, 1)
 	assert.True(t, c.Check(n, 0, 1, false).Blocked, "two in flight")
-	n.AddCompletion(5, 1, 5, false)
-	assert.False(t, c.Check(n, 5*ms, 1, false).Blocked, "one left")
+	n.AddCompletion(ms(5), 1, 5*time.Millisecond, false)
+	assert.False(t, c.Check(n, ms(5), 1, false).Blocked, "one left")
 }
 
 func TestWarmUpCurve(t *testing.T) {
@@ -104,7 +106,7 @@ func TestRateLimiterPacingAndQueueTimeout(t *testing.T) {
 	// 10 per second: one every 100 ms; waiting at most 500 ms.
 	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 10, ControlBehavior: flow.RateLimiter, MaxQueueingTimeMs: 500}, Config{})
 	n := stat.NewNode(1)
-	now := 1000 * ms
+	now := ms(1000)
 	var waits []time.Duration
 	for {
 		d := c.Check(n, now, 1, false)
@@ -116,7 +118,7 @@ func TestRateLimiterPacingAndQueueTimeout(t *testing.T) {
 	assert.Equal(t, []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond,
 		400 * time.Millisecond, 500 * time.Millisecond}, waits)
 	// The queue drains with time: 250 ms later the next slot is 350 ms away.
-	d := c.Check(n, now+250*ms, 1, false)
+	d := c.Check(n, now.Add(250*time.Millisecond), 1, false)
 	assert.False(t, d.Blocked)
 	assert.Equal(t, 350*time.Millisecond, d.Wait)
 }
@@ -132,7 +134,7 @@ func TestRateLimiterConcurrentEntriesNeverShareATurn(t *testing.T) {
 	for range 64 {
 		wg.Go(func() {
 			for range 4 {
-				if d := c.Check(n, 1000*ms, 1, false); !d.Blocked {
+				if d := c.Check(n, ms(1000), 1, false); !d.Blocked {
 					mu.Lock()
 					waits = append(waits, d.Wait)
 					mu.Unlock()
@@ -164,29 +166,29 @@ func TestWarmUpRateLimiterPacesAtWarmRate(t *testing.T) {
 	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 30, ControlBehavior: flow.WarmUpRateLimiter, WarmUpPeriodSec: 10, MaxQueueingTimeMs: 1000}, Config{})
 	n := stat.NewNode(1)
 	n.Minute()
-	assert.Equal(t, time.Duration(0), c.Check(n, 1000*ms, 1, false).Wait)
+	assert.Equal(t, time.Duration(0), c.Check(n, ms(1000), 1, false).Wait)
 	// Cold: 30/3 = 10 per second, so 100 ms apart.
-	assert.Equal(t, 100*time.Millisecond, c.Check(n, 1000*ms, 1, false).Wait)
+	assert.Equal(t, 100*time.Millisecond, c.Check(n, ms(1000), 1, false).Wait)
 }
 
 func TestOccupyNextWindow(t *testing.T) {
 	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 10}, Config{})
 	n := stat.NewNode(1)
-	n.AddPass(100, 10) // the bucket [0,500) is full
-	assert.True(t, c.Check(n, 120*ms, 1, true).Blocked, "no room before the occupy timeout: [0,500) leaves at 1000")
-	assert.True(t, c.Check(n, 600*ms, 1, false).Blocked, "not prioritized")
-	d := c.Check(n, 600*ms, 1, true)
+	n.AddPass(ms(100), 10) // the bucket [0,500) is full
+	assert.True(t, c.Check(n, ms(120), 1, true).Blocked, "no room before the occupy timeout: [0,500) leaves at 1000")
+	assert.True(t, c.Check(n, ms(600), 1, false).Blocked, "not prioritized")
+	d := c.Check(n, ms(600), 1, true)
 	require.False(t, d.Blocked)
 	assert.True(t, d.Occupied)
 	assert.Equal(t, 400*time.Millisecond, d.Wait, "until [1000,1500) begins")
-	assert.Equal(t, int64(1), n.Second().Borrowed(600))
+	assert.Equal(t, int64(1), n.Second().Borrowed(ms(600)))
 	// The occupied pass is charged to the window it runs in.
-	assert.InDelta(t, 1.0, n.PassQPS(1000), 1e-9)
+	assert.InDelta(t, 1.0, n.PassQPS(ms(1000)), 1e-9)
 }
 
 func TestOccupyTimeoutIsConfigurable(t *testing.T) {
 	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 10}, Config{OccupyTimeout: 300 * time.Millisecond})
 	n := stat.NewNode(1)
-	n.AddPass(100, 10)
-	assert.True(t, c.Check(n, 600*ms, 1, true).Blocked, "400 ms wait exceeds 300 ms")
+	n.AddPass(ms(100), 10)
+	assert.True(t, c.Check(n, ms(600), 1, true).Blocked, "400 ms wait exceeds 300 ms")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bulwark-go/bulwark/core/hotspot"
+	"github.com/bulwark-go/bulwark/internal/mono"
 )
 
 // Capacity bounds: Java's ParameterMetric BASE_PARAM_MAX_CAPACITY and
@@ -46,13 +47,14 @@ type Decision struct {
 // value already seen is checked without locks. Create one with
 // [NewLimiter].
 //
-// Time is passed in as nanoseconds on any monotonic scale.
+// Time is passed in as a [mono.Time]: token buckets count in whole
+// milliseconds, as Java's do, and pacing in nanoseconds.
 type Limiter struct {
 	rule     hotspot.Rule
 	count    int64 // Java's (long) count
 	items    items
 	durMs    int64
-	maxQueue int64 // ns
+	maxQueue time.Duration
 	cache    *cache
 }
 
@@ -62,7 +64,7 @@ func NewLimiter(r hotspot.Rule) *Limiter {
 		rule:     r,
 		count:    int64(r.Count),
 		durMs:    max(r.DurationInSec, 1) * 1000,
-		maxQueue: int64(r.MaxQueueingTimeMs) * int64(time.Millisecond),
+		maxQueue: time.Duration(r.MaxQueueingTimeMs) * time.Millisecond,
 		cache:    newCache(Capacity(r)),
 	}
 	l.items = compileItems(r.ParamFlowItemList)
@@ -100,7 +102,7 @@ func (l *Limiter) Threshold(v any) int64 {
 }
 
 // Check decides whether an entry of acquire tokens with arguments args may
-// pass at now (ns). A missing or nil argument passes. A slice or array
+// pass at now. A missing or nil argument passes. A slice or array
 // argument is checked element by element, and passes only if every element
 // does (Java's Collection and array arguments). A value that cannot be a
 // map key (a map, a func, a struct holding one) passes.
@@ -108,7 +110,7 @@ func (l *Limiter) Threshold(v any) int64 {
 // GradeThread rules only compare the value's entries in flight with its
 // threshold here; the caller reports admitted and completed entries with
 // [Limiter.Entered] and [Limiter.Exited].
-func (l *Limiter) Check(args []any, now int64, acquire int64) Decision {
+func (l *Limiter) Check(args []any, now mono.Time, acquire int64) Decision {
 	v, ok := l.Value(args)
 	if !ok {
 		return Decision{}
@@ -152,7 +154,7 @@ func (l *Limiter) threads(args []any, d int64) {
 	})
 }
 
-func (l *Limiter) checkOne(v any, now int64, acquire int64) Decision {
+func (l *Limiter) checkOne(v any, now mono.Time, acquire int64) Decision {
 	threshold := l.Threshold(v)
 	if l.rule.Grade == hotspot.GradeThread {
 		s := l.cache.getOrCreate(v, func(*valueState) {})
@@ -164,7 +166,7 @@ func (l *Limiter) checkOne(v any, now int64, acquire int64) Decision {
 	if l.rule.ControlBehavior == hotspot.RateLimiter {
 		return l.pace(v, threshold, now, acquire)
 	}
-	return Decision{Blocked: !l.take(v, threshold, now/int64(time.Millisecond), acquire)}
+	return Decision{Blocked: !l.take(v, threshold, now.Millis(), acquire)}
 }
 
 // take is Java's passDefaultLocalCheck: a bucket of threshold + BurstCount
@@ -213,83 +215,91 @@ func (l *Limiter) take(v any, threshold, nowMs, acquire int64) bool {
 // away. (Java's passThrottleLocalCheck records the current time instead of
 // the entry's turn and never waits, so queued entries run at once, in a
 // burst; here they are paced.)
-func (l *Limiter) pace(v any, threshold, now, acquire int64) Decision {
-	cost := int64(math.Round(float64(acquire) * float64(l.durMs) * 1e6 / float64(threshold)))
-	s := l.cache.getOrCreate(v, func(s *valueState) { s.last.Store(now - cost) })
+func (l *Limiter) pace(v any, threshold int64, now mono.Time, acquire int64) Decision {
+	cost := time.Duration(math.Round(float64(acquire) * float64(l.durMs) * float64(time.Millisecond) / float64(threshold)))
+	s := l.cache.getOrCreate(v, func(s *valueState) { s.last.Store(int64(now.Add(-cost))) })
 	for {
-		last := s.last.Load()
-		expected := last + cost
+		last := mono.Time(s.last.Load())
+		expected := last.Add(cost)
 		if expected <= now {
-			if s.last.CompareAndSwap(last, now) {
+			if s.last.CompareAndSwap(int64(last), int64(now)) {
 				return Decision{}
 			}
 			continue
 		}
-		wait := expected - now
+		wait := expected.Sub(now)
 		if wait > l.maxQueue {
 			return Decision{Blocked: true}
 		}
-		if s.last.CompareAndSwap(last, expected) {
-			return Decision{Wait: time.Duration(wait)}
+		if s.last.CompareAndSwap(int64(last), int64(expected)) {
+			return Decision{Wait: wait}
 		}
 	}
 }
 
 // each calls fn with v, or with each element of a slice or array v, until
-// fn returns false; values that cannot be map keys are skipped.
+// fn returns false. Values that cannot be map keys (and nil elements) are
+// skipped. The common cases take no reflection: a scalar argument, and
+// slices of any, string, int and int64.
 func each(v any, fn func(any) bool) {
 	switch x := v.(type) {
 	case string, int, int64, int32, int16, int8, uint, uint64, uint32, uint16, uint8, float64, float32, bool:
 		fn(v)
-		return
 	case []any:
-		for _, e := range x {
-			if e != nil {
-				if !eachOne(e, fn) {
-					return
-				}
-			}
-		}
-		return
+		eachAny(x, fn)
 	case []string:
-		for _, e := range x {
-			if !fn(e) {
-				return
-			}
-		}
-		return
+		eachOf(x, fn)
 	case []int:
-		for _, e := range x {
-			if !fn(e) {
-				return
-			}
-		}
-		return
+		eachOf(x, fn)
 	case []int64:
-		for _, e := range x {
-			if !fn(e) {
-				return
-			}
-		}
-		return
+		eachOf(x, fn)
+	default:
+		eachReflect(v, fn)
 	}
-	rv := reflect.ValueOf(v)
-	if k := rv.Kind(); k == reflect.Slice || k == reflect.Array {
-		for i := range rv.Len() {
-			e := rv.Index(i)
-			if e.CanInterface() && !(e.Kind() == reflect.Interface && e.IsNil()) {
-				if !eachOne(e.Interface(), fn) {
-					return
-				}
-			}
-		}
-		return
-	}
-	eachOne(v, fn)
 }
 
-// eachOne calls fn with v when v can be a map key.
-func eachOne(v any, fn func(any) bool) bool {
+// eachOf calls fn with each element of xs until fn returns false.
+func eachOf[T comparable](xs []T, fn func(any) bool) {
+	for _, x := range xs {
+		if !fn(x) {
+			return
+		}
+	}
+}
+
+// eachAny calls fn with each non-nil element of xs that can be a map key,
+// until fn returns false.
+func eachAny(xs []any, fn func(any) bool) {
+	for _, x := range xs {
+		if x != nil && !ifKey(x, fn) {
+			return
+		}
+	}
+}
+
+// eachReflect is each for the types the type switch does not name: any
+// other slice or array is walked by reflection (skipping nil interface
+// elements), and any other value is a single value.
+func eachReflect(v any, fn func(any) bool) {
+	rv := reflect.ValueOf(v)
+	if k := rv.Kind(); k != reflect.Slice && k != reflect.Array {
+		ifKey(v, fn)
+		return
+	}
+	for i := range rv.Len() {
+		e := rv.Index(i)
+		if !e.CanInterface() || (e.Kind() == reflect.Interface && e.IsNil()) {
+			continue
+		}
+		if !ifKey(e.Interface(), fn) {
+			return
+		}
+	}
+}
+
+// ifKey calls fn with v when v can be a map key and returns its answer;
+// it returns true (go on) for a value it skips.
+func ifKey(v any, fn func(any) bool) bool {
 	if !reflect.ValueOf(v).Comparable() {
 		return true
 	}

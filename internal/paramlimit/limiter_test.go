@@ -9,16 +9,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/core/hotspot"
+	"github.com/bulwark-go/bulwark/internal/mono"
 )
 
-const ms = int64(time.Millisecond)
+// ms is the instant n milliseconds after the epoch.
+func ms(n int64) mono.Time { return mono.FromMillis(n) }
 
 func qpsRule(count float64) hotspot.Rule {
 	return hotspot.Rule{Resource: "r", Grade: hotspot.GradeQPS, ParamIdx: 0, Count: count, DurationInSec: 1}
 }
 
 // passes counts how many of n entries with arg pass at now.
-func passes(l *Limiter, now int64, n int, args ...any) int {
+func passes(l *Limiter, now mono.Time, n int, args ...any) int {
 	k := 0
 	for range n {
 		if !l.Check(args, now, 1).Blocked {
@@ -30,25 +32,25 @@ func passes(l *Limiter, now int64, n int, args ...any) int {
 
 func TestTokenBucket(t *testing.T) {
 	l := NewLimiter(qpsRule(5))
-	now := 1000 * ms
+	now := ms(1000)
 	assert.Equal(t, 5, passes(l, now, 10, "a"))
 	assert.Equal(t, 5, passes(l, now, 10, "b"), "each value has its own budget")
 	// Java's bucket refills only once a whole duration has passed.
-	assert.Equal(t, 0, passes(l, now+1000*ms, 1, "a"))
-	assert.Equal(t, 5, passes(l, now+1001*ms, 10, "a"))
+	assert.Equal(t, 0, passes(l, now.Add(1000*time.Millisecond), 1, "a"))
+	assert.Equal(t, 5, passes(l, now.Add(1001*time.Millisecond), 10, "a"))
 	// After 2.5 s: 5 × 2.5 tokens, capped at count.
-	assert.Equal(t, 5, passes(l, now+3600*ms, 10, "a"))
+	assert.Equal(t, 5, passes(l, now.Add(3600*time.Millisecond), 10, "a"))
 }
 
 func TestTokenBucketBurstAndDuration(t *testing.T) {
 	r := qpsRule(4)
 	r.BurstCount, r.DurationInSec = 2, 2
 	l := NewLimiter(r)
-	now := 1000 * ms
+	now := ms(1000)
 	assert.Equal(t, 6, passes(l, now, 10, 7))
-	assert.Equal(t, 0, passes(l, now+2000*ms, 1, 7), "duration is 2 s")
+	assert.Equal(t, 0, passes(l, now.Add(2000*time.Millisecond), 1, 7), "duration is 2 s")
 	// 3 s later: 3 × 4/2 = 6 tokens.
-	assert.Equal(t, 6, passes(l, now+3000*ms, 10, 7))
+	assert.Equal(t, 6, passes(l, now.Add(3000*time.Millisecond), 10, 7))
 	// acquire above count + burst never passes
 	assert.True(t, l.Check([]any{8}, now, 7).Blocked)
 	assert.False(t, l.Check([]any{8}, now, 6).Blocked)
@@ -86,7 +88,7 @@ func TestItemsByClassType(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, l.Threshold(tt.arg), "%T %v", tt.arg, tt.arg)
 	}
-	now := 5000 * ms
+	now := ms(5000)
 	assert.Equal(t, 3, passes(l, now, 10, 42))
 	assert.Equal(t, 0, passes(l, now, 10, 7))
 	assert.Equal(t, 7, passes(l, now, 10, "vip"))
@@ -127,7 +129,7 @@ func TestRateLimiter(t *testing.T) {
 	r := qpsRule(10) // one entry per 100 ms per value
 	r.ControlBehavior, r.MaxQueueingTimeMs = hotspot.RateLimiter, 250
 	l := NewLimiter(r)
-	now := 1000 * ms
+	now := ms(1000)
 	var waits []time.Duration
 	for range 5 {
 		d := l.Check([]any{"a"}, now, 1)
@@ -137,19 +139,18 @@ func TestRateLimiter(t *testing.T) {
 		}
 		waits = append(waits, d.Wait)
 	}
-	ms := time.Millisecond
-	assert.Equal(t, []time.Duration{0, 100 * ms, 200 * ms, -1, -1}, waits)
+	assert.Equal(t, []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, -1, -1}, waits)
 	assert.Equal(t, time.Duration(0), l.Check([]any{"b"}, now, 1).Wait, "another value has its own timeline")
 	// 300 ms later the queue has drained to one slot ahead.
-	d := l.Check([]any{"a"}, now+300*int64(ms), 1)
+	d := l.Check([]any{"a"}, now.Add(300*time.Millisecond), 1)
 	assert.False(t, d.Blocked)
 	assert.Equal(t, time.Duration(0), d.Wait)
 
 	r.MaxQueueingTimeMs = 0
 	l = NewLimiter(r)
 	assert.False(t, l.Check([]any{"a"}, now, 1).Blocked)
-	assert.True(t, l.Check([]any{"a"}, now+50*int64(ms), 1).Blocked)
-	assert.False(t, l.Check([]any{"a"}, now+100*int64(ms), 1).Blocked)
+	assert.True(t, l.Check([]any{"a"}, now.Add(50*time.Millisecond), 1).Blocked)
+	assert.False(t, l.Check([]any{"a"}, now.Add(100*time.Millisecond), 1).Blocked)
 }
 
 func TestThreadGrade(t *testing.T) {
@@ -228,3 +229,36 @@ func TestLimiterBoundedValues(t *testing.T) {
 	assert.Equal(t, 1, passes(l, 0, 2, "0"), "evicted long ago: full budget")
 	assert.Equal(t, 0, passes(l, 0, 1, "9999"), "recent: spent")
 }
+
+func TestEach(t *testing.T) {
+	type key struct{ a, b int }
+	tests := []struct {
+		name string
+		v    any
+		want []any
+	}{
+		{"scalar", "a", []any{"a"}},
+		{"comparable struct", key{1, 2}, []any{key{1, 2}}},
+		{"not a map key", map[string]int{"a": 1}, nil},
+		{"[]any skips nil and slices", []any{"a", nil, []int{1}, 2}, []any{"a", 2}},
+		{"[]string", []string{"a", "b"}, []any{"a", "b"}},
+		{"[]int", []int{1, 2}, []any{1, 2}},
+		{"[]int64", []int64{1, 2}, []any{int64(1), int64(2)}},
+		{"other slice by reflection", []float32{1.5}, []any{float32(1.5)}},
+		{"array by reflection", [2]int{1, 2}, []any{1, 2}},
+		{"[]error skips nil interfaces", []error{nil, errBoom}, []any{errBoom}},
+		{"slice of slices: no keys", [][]int{{1}}, nil},
+	}
+	for _, tt := range tests {
+		var got []any
+		each(tt.v, func(x any) bool { got = append(got, x); return true })
+		assert.Equal(t, tt.want, got, tt.name)
+	}
+	for _, v := range []any{[]any{"a", "b"}, []string{"a", "b"}, []int{1, 2}, []int64{1, 2}, [2]int{1, 2}} {
+		n := 0
+		each(v, func(any) bool { n++; return false })
+		assert.Equal(t, 1, n, "each stops when fn returns false: %T", v)
+	}
+}
+
+var errBoom = fmt.Errorf("paramlimit: boom")

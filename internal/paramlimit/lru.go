@@ -11,7 +11,7 @@ type valueState struct {
 	ref atomic.Bool // used since the clock hand last passed
 
 	tokens  atomic.Int64 // token bucket: tokens left
-	last    atomic.Int64 // token bucket: last refill (ms); rate limiter: last pass (ns)
+	last    atomic.Int64 // token bucket: last refill (ms); rate limiter: last pass (a mono.Time)
 	threads atomic.Int64 // thread grade: entries in flight
 }
 

@@ -23,6 +23,8 @@
 // [Node.PassFits]) reads its own stripe and one shared total while the
 // window is far from the limit (see [Window] for how, and for the bound).
 //
-// Time is always passed in, in milliseconds on the caller's clock: this
-// package never reads a clock.
+// Time is always passed in, as a [mono.Time] on the engine's clock, and
+// response times as [time.Duration]s: this package never reads a clock.
+// Buckets are whole milliseconds, so each method converts the time once
+// where it enters and counts in milliseconds from there.
 package stat

@@ -4,7 +4,10 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
+
+	"github.com/bulwark-go/bulwark/internal/mono"
 )
 
 // Default window shapes, as Sentinel's.
@@ -67,8 +70,8 @@ func (n *Node) Minute() *Window {
 // AddPass records count admitted entries and raises the concurrency by one.
 // A count of 0 only raises the concurrency (an entry whose pass was counted
 // ahead, see [Node.Occupy]).
-func (n *Node) AddPass(now int64, count int64) {
-	n.second.addGauge(now, Pass, count, 1)
+func (n *Node) AddPass(now mono.Time, count int64) {
+	n.second.addGauge(now.Millis(), Pass, count, 1)
 	if m := n.minute.Load(); m != nil {
 		m.Add(now, Pass, count)
 	}
@@ -77,7 +80,7 @@ func (n *Node) AddPass(now int64, count int64) {
 // Occupy records count prioritized entries admitted into the future bucket
 // that starts at start: their passes are counted when that bucket begins.
 // The entries' concurrency is raised by the caller, with AddPass(now, 0).
-func (n *Node) Occupy(now, start int64, count int64) {
+func (n *Node) Occupy(now, start mono.Time, count int64) {
 	n.second.Borrow(start, count)
 	n.second.Add(now, OccupiedPass, count)
 	if m := n.minute.Load(); m != nil {
@@ -86,26 +89,28 @@ func (n *Node) Occupy(now, start int64, count int64) {
 }
 
 // AddBlock records count rejected entries.
-func (n *Node) AddBlock(now int64, count int64) {
+func (n *Node) AddBlock(now mono.Time, count int64) {
 	n.second.Add(now, Block, count)
 	if m := n.minute.Load(); m != nil {
 		m.Add(now, Block, count)
 	}
 }
 
-// AddCompletion records count completed entries that took rt ms and
-// whether they failed, and lowers the concurrency by one.
-func (n *Node) AddCompletion(now int64, count int64, rt int64, failed bool) {
-	n.second.complete(now, count, rt, failed, -1)
+// AddCompletion records count completed entries that took rt (counted in
+// whole milliseconds, truncated) and whether they failed, and lowers the
+// concurrency by one.
+func (n *Node) AddCompletion(now mono.Time, count int64, rt time.Duration, failed bool) {
+	ms, rtMs := now.Millis(), rt.Milliseconds()
+	n.second.complete(ms, count, rtMs, failed, -1)
 	if m := n.minute.Load(); m != nil {
-		m.complete(now, count, rt, failed, 0)
+		m.complete(ms, count, rtMs, failed, 0)
 	}
 }
 
 // Concurrency returns the number of admitted entries not yet completed.
 func (n *Node) Concurrency() int64 { return n.second.gauge() }
 
-func (n *Node) perSecond(now int64, e Event) float64 {
+func (n *Node) perSecond(now mono.Time, e Event) float64 {
 	return float64(n.second.Sum(now, e)) * 1000 / float64(n.second.intervalMs)
 }
 
@@ -113,7 +118,7 @@ func (n *Node) perSecond(now int64, e Event) float64 {
 // second window ending at now within perSecond per second (Sentinel's
 // passQps + acquire <= count), without reading other cores' counters while
 // the window is far from full. See [Window.PassFits] for how exact it is.
-func (n *Node) PassFits(now, acquire int64, perSecond float64) bool {
+func (n *Node) PassFits(now mono.Time, acquire int64, perSecond float64) bool {
 	return n.second.PassFits(now, acquire, countLimit(perSecond*float64(n.second.intervalMs)/1000))
 }
 
@@ -130,20 +135,20 @@ func countLimit(f float64) int64 {
 }
 
 // PassQPS returns admitted entries per second over the second window.
-func (n *Node) PassQPS(now int64) float64 { return n.perSecond(now, Pass) }
+func (n *Node) PassQPS(now mono.Time) float64 { return n.perSecond(now, Pass) }
 
 // BlockQPS returns rejected entries per second over the second window.
-func (n *Node) BlockQPS(now int64) float64 { return n.perSecond(now, Block) }
+func (n *Node) BlockQPS(now mono.Time) float64 { return n.perSecond(now, Block) }
 
 // SuccessQPS returns completed entries per second over the second window.
-func (n *Node) SuccessQPS(now int64) float64 { return n.perSecond(now, Success) }
+func (n *Node) SuccessQPS(now mono.Time) float64 { return n.perSecond(now, Success) }
 
 // ExceptionQPS returns failed entries per second over the second window.
-func (n *Node) ExceptionQPS(now int64) float64 { return n.perSecond(now, Exception) }
+func (n *Node) ExceptionQPS(now mono.Time) float64 { return n.perSecond(now, Exception) }
 
 // AvgRT returns the mean response time in ms over the second window, 0 when
 // nothing completed.
-func (n *Node) AvgRT(now int64) float64 {
+func (n *Node) AvgRT(now mono.Time) float64 {
 	s := n.second.Sum(now, Success)
 	if s == 0 {
 		return 0
@@ -151,20 +156,22 @@ func (n *Node) AvgRT(now int64) float64 {
 	return float64(n.second.Sum(now, RT)) / float64(s)
 }
 
-// MinRT returns the smallest response time in ms over the second window, or
-// def when nothing completed.
-func (n *Node) MinRT(now int64, def int64) int64 { return n.second.MinRT(now, def) }
+// MinRT returns the smallest response time over the second window (whole
+// milliseconds, as recorded), or def when nothing completed.
+func (n *Node) MinRT(now mono.Time, def time.Duration) time.Duration {
+	return n.second.MinRT(now, def)
+}
 
 // MaxSuccessQPS returns the highest per-bucket success count scaled to a
 // second (Sentinel's maxSuccessQps, used by the BBR check).
-func (n *Node) MaxSuccessQPS(now int64) float64 {
+func (n *Node) MaxSuccessQPS(now mono.Time) float64 {
 	return float64(n.second.MaxBucket(now, Success)) * 1000 / float64(n.second.bucketMs)
 }
 
 // PreviousPassQPS returns the passes of the previous whole second, read from
 // the minute window (Sentinel's previousPassQps). It creates the minute
 // window on first call.
-func (n *Node) PreviousPassQPS(now int64) float64 {
+func (n *Node) PreviousPassQPS(now mono.Time) float64 {
 	m := n.Minute()
 	return float64(m.Previous(now, Pass)) * 1000 / float64(m.bucketMs)
 }

@@ -4,7 +4,10 @@ import (
 	"math"
 	"runtime"
 	"sync/atomic"
+	"time"
 	"unsafe"
+
+	"github.com/bulwark-go/bulwark/internal/mono"
 )
 
 // Event is a counter kept per bucket.
@@ -62,6 +65,10 @@ const (
 // value is not usable: create one with [NewWindow]. All methods are safe for
 // concurrent use and never block one another beyond the few instructions a
 // writer spends resetting a stale bucket.
+//
+// Methods take the time as a [mono.Time]; buckets are whole milliseconds,
+// so each method converts it once, with [mono.Time.Millis], and works in
+// milliseconds from there.
 //
 // # Stripes
 //
@@ -318,9 +325,9 @@ func (w *Window) stripe() int { return procStripe(w.stripes) }
 // line returns the caller's stripe of bucket i.
 func (w *Window) line(i int) *line { return &w.lines[i*w.stripes+w.stripe()] }
 
-// Add adds n to event e in the bucket of time now (ms).
-func (w *Window) Add(now int64, e Event, n int64) {
-	i := w.bucket(now)
+// Add adds n to event e in the bucket of time now.
+func (w *Window) Add(now mono.Time, e Event, n int64) {
+	i := w.bucket(now.Millis())
 	if e == Pass {
 		w.addPass(i, w.stripe(), n)
 		return
@@ -386,11 +393,12 @@ func (w *Window) bucketLines(i int) []line {
 
 // Sum returns the total of event e over the buckets within the interval
 // ending at now.
-func (w *Window) Sum(now int64, e Event) int64 {
-	w.bucket(now)
+func (w *Window) Sum(now mono.Time, e Event) int64 {
+	ms := now.Millis()
+	w.bucket(ms)
 	var n int64
 	for i := range w.starts {
-		if w.valid(w.starts[i].Load(), now) {
+		if w.valid(w.starts[i].Load(), ms) {
 			n += w.bucketSum(i, e)
 		}
 	}
@@ -415,11 +423,12 @@ func (w *Window) Sum(now int64, e Event) int64 {
 // the bucket ended) is published just as the next bucket begins, the two
 // publishes race and the previous bucket may read high for the few
 // instructions that takes.
-func (w *Window) PassFits(now, acquire, limit int64) bool {
-	i := w.bucket(now)
+func (w *Window) PassFits(now mono.Time, acquire, limit int64) bool {
+	ms := now.Millis()
+	i := w.bucket(ms)
 	rest := limit - acquire
 	for j := range w.starts {
-		if j != i && w.valid(w.starts[j].Load(), now) {
+		if j != i && w.valid(w.starts[j].Load(), ms) {
 			if w.split != nil {
 				rest -= w.split.published[j].Load() // published in full when bucket i began
 			} else {
@@ -446,12 +455,14 @@ func (w *Window) PassFits(now, acquire, limit int64) bool {
 }
 
 // MinRT returns the smallest response time recorded within the interval
-// ending at now, or def when nothing completed.
-func (w *Window) MinRT(now int64, def int64) int64 {
-	w.bucket(now)
+// ending at now (in whole milliseconds, as recorded), or def when nothing
+// completed.
+func (w *Window) MinRT(now mono.Time, def time.Duration) time.Duration {
+	ms := now.Millis()
+	w.bucket(ms)
 	m := int64(math.MaxInt64)
 	for i := range w.starts {
-		if w.valid(w.starts[i].Load(), now) {
+		if w.valid(w.starts[i].Load(), ms) {
 			lines := w.bucketLines(i)
 			for k := range lines {
 				m = min(m, lines[k][slotMinRT].Load())
@@ -461,16 +472,17 @@ func (w *Window) MinRT(now int64, def int64) int64 {
 	if m == math.MaxInt64 {
 		return def
 	}
-	return m
+	return time.Duration(m) * time.Millisecond
 }
 
 // MaxBucket returns the largest per-bucket total of event e within the
 // interval ending at now (used for the highest success rate seen).
-func (w *Window) MaxBucket(now int64, e Event) int64 {
-	w.bucket(now)
+func (w *Window) MaxBucket(now mono.Time, e Event) int64 {
+	ms := now.Millis()
+	w.bucket(ms)
 	var m int64
 	for i := range w.starts {
-		if w.valid(w.starts[i].Load(), now) {
+		if w.valid(w.starts[i].Load(), ms) {
 			m = max(m, w.bucketSum(i, e))
 		}
 	}
@@ -494,9 +506,10 @@ func (w *Window) bucketSum(i int, e Event) int64 {
 
 // BucketSum returns event e of the bucket that starts at start, or 0 when
 // that bucket is no longer (or not yet) in the ring.
-func (w *Window) BucketSum(start int64, e Event) int64 {
-	i := w.index(start)
-	if w.starts[i].Load() != start {
+func (w *Window) BucketSum(start mono.Time, e Event) int64 {
+	ms := start.Millis()
+	i := w.index(ms)
+	if w.starts[i].Load() != ms {
 		return 0
 	}
 	return w.bucketSum(i, e)
@@ -504,29 +517,31 @@ func (w *Window) BucketSum(start int64, e Event) int64 {
 
 // Previous returns event e of the bucket just before the one of time now,
 // or 0 when it is not in the ring (Sentinel's previousWindowPass).
-func (w *Window) Previous(now int64, e Event) int64 {
-	return w.BucketSum(now-now%w.bucketMs-w.bucketMs, e)
+func (w *Window) Previous(now mono.Time, e Event) int64 {
+	ms := now.Millis()
+	return w.BucketSum(mono.FromMillis(ms-ms%w.bucketMs-w.bucketMs), e)
 }
 
 // Borrow reserves n passes in the future bucket that starts at start: the
 // bucket begins its life with them already counted, so prioritized entries
 // that occupied it are charged to the window they run in. It is a no-op
 // unless [Window.EnableBorrow] was called.
-func (w *Window) Borrow(start int64, n int64) {
+func (w *Window) Borrow(start mono.Time, n int64) {
 	if w.borrowed == nil {
 		return
 	}
-	br := &w.borrowed[w.index(start)]
+	ms := start.Millis()
+	br := &w.borrowed[w.index(ms)]
 	for {
 		s := br.start.Load()
-		if s == start {
+		if s == ms {
 			br.n.Add(n)
 			return
 		}
-		if s > start {
+		if s > ms {
 			return // taken by a later window: cannot happen within one interval
 		}
-		if br.start.CompareAndSwap(s, start) {
+		if br.start.CompareAndSwap(s, ms) {
 			br.n.Store(n)
 			return
 		}
@@ -534,10 +549,11 @@ func (w *Window) Borrow(start int64, n int64) {
 }
 
 // Borrowed returns the passes reserved in buckets that start after now.
-func (w *Window) Borrowed(now int64) int64 {
+func (w *Window) Borrowed(now mono.Time) int64 {
+	ms := now.Millis()
 	var n int64
 	for i := range w.borrowed {
-		if s := w.borrowed[i].start.Load(); s > now {
+		if s := w.borrowed[i].start.Load(); s > ms {
 			n += w.borrowed[i].n.Load()
 		}
 	}

@@ -6,46 +6,52 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/internal/mono"
 )
+
+// ms is the instant n milliseconds after the epoch.
+func ms(n int64) mono.Time { return mono.FromMillis(n) }
 
 func TestWindowSlides(t *testing.T) {
 	w := NewWindow(2, 1000, 1)
-	w.Add(100, Pass, 3) // bucket [0,500)
-	w.Add(600, Pass, 4) // bucket [500,1000)
-	assert.Equal(t, int64(7), w.Sum(999, Pass))
+	w.Add(ms(100), Pass, 3) // bucket [0,500)
+	w.Add(ms(600), Pass, 4) // bucket [500,1000)
+	assert.Equal(t, int64(7), w.Sum(ms(999), Pass))
 	// At 1200 the bucket [0,500) is outside the interval; [500,1000) counts.
-	assert.Equal(t, int64(4), w.Sum(1200, Pass))
+	assert.Equal(t, int64(4), w.Sum(ms(1200), Pass))
 	// At 1600 the ring reuses the slot of [500,1000) for [1500,2000).
-	assert.Equal(t, int64(0), w.Sum(1600, Pass))
-	w.Add(1600, Pass, 2)
-	assert.Equal(t, int64(2), w.Sum(1700, Pass))
-	assert.Equal(t, int64(0), w.Sum(5000, Pass), "everything expires")
+	assert.Equal(t, int64(0), w.Sum(ms(1600), Pass))
+	w.Add(ms(1600), Pass, 2)
+	assert.Equal(t, int64(2), w.Sum(ms(1700), Pass))
+	assert.Equal(t, int64(0), w.Sum(ms(5000), Pass), "everything expires")
 }
 
 func TestWindowBucketLookup(t *testing.T) {
 	w := NewWindow(4, 1000, 1)
-	for ms := int64(0); ms < 1000; ms += 250 {
-		w.Add(ms+10, Block, ms/250+1)
+	for t := int64(0); t < 1000; t += 250 {
+		w.Add(ms(t+10), Block, t/250+1)
 	}
-	assert.Equal(t, int64(1+2+3+4), w.Sum(999, Block))
-	assert.Equal(t, int64(3), w.BucketSum(500, Block))
-	assert.Equal(t, int64(3), w.Previous(760, Block))
-	assert.Equal(t, int64(4), w.MaxBucket(999, Block))
-	assert.Equal(t, int64(0), w.BucketSum(1500, Block), "a bucket not in the ring reads 0")
+	assert.Equal(t, int64(1+2+3+4), w.Sum(ms(999), Block))
+	assert.Equal(t, int64(3), w.BucketSum(ms(500), Block))
+	assert.Equal(t, int64(3), w.Previous(ms(760), Block))
+	assert.Equal(t, int64(4), w.MaxBucket(ms(999), Block))
+	assert.Equal(t, int64(0), w.BucketSum(ms(1500), Block), "a bucket not in the ring reads 0")
 }
 
 func TestWindowMinRT(t *testing.T) {
 	w := NewWindow(2, 1000, 4)
-	assert.Equal(t, int64(-1), w.MinRT(0, -1))
+	assert.Equal(t, time.Duration(-1), w.MinRT(ms(0), -1))
 	for _, rt := range []int64{30, 7, 12} {
 		w.complete(100, 1, rt, false, 0)
 	}
-	assert.Equal(t, int64(7), w.MinRT(200, -1))
-	assert.Equal(t, int64(49), w.Sum(200, RT))
-	assert.Equal(t, int64(-1), w.MinRT(3000, -1), "expired")
+	assert.Equal(t, 7*time.Millisecond, w.MinRT(ms(200), -1))
+	assert.Equal(t, int64(49), w.Sum(ms(200), RT))
+	assert.Equal(t, time.Duration(-1), w.MinRT(ms(3000), -1), "expired")
 }
 
 func TestWindowStripesSumAndGauge(t *testing.T) {
@@ -63,9 +69,9 @@ func TestWindowStripesSumAndGauge(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	assert.Equal(t, int64(8000), w.Sum(999, Pass))
-	assert.Equal(t, int64(8000), w.Sum(999, Success))
-	assert.Equal(t, int64(4000), w.Sum(999, Exception))
+	assert.Equal(t, int64(8000), w.Sum(ms(999), Pass))
+	assert.Equal(t, int64(8000), w.Sum(ms(999), Success))
+	assert.Equal(t, int64(4000), w.Sum(ms(999), Exception))
 	assert.Equal(t, int64(0), w.gauge(), "every add has its completion")
 }
 
@@ -81,14 +87,14 @@ func TestWindowGaugeSurvivesReset(t *testing.T) {
 func TestWindowBorrow(t *testing.T) {
 	w := NewWindow(2, 1000, 1)
 	w.EnableBorrow()
-	w.Add(100, Pass, 10)
-	w.Borrow(1000, 2)
-	w.Borrow(1000, 1)
-	assert.Equal(t, int64(3), w.Borrowed(600))
-	assert.Equal(t, int64(10), w.Sum(600, Pass))
+	w.Add(ms(100), Pass, 10)
+	w.Borrow(ms(1000), 2)
+	w.Borrow(ms(1000), 1)
+	assert.Equal(t, int64(3), w.Borrowed(ms(600)))
+	assert.Equal(t, int64(10), w.Sum(ms(600), Pass))
 	// When [1000,1500) begins it starts with the borrowed passes.
-	assert.Equal(t, int64(3), w.Sum(1100, Pass))
-	assert.Equal(t, int64(0), w.Borrowed(1100))
+	assert.Equal(t, int64(3), w.Sum(ms(1100), Pass))
+	assert.Equal(t, int64(0), w.Borrowed(ms(1100)))
 }
 
 func TestNewWindowRejectsBadShape(t *testing.T) {
@@ -99,38 +105,38 @@ func TestNewWindowRejectsBadShape(t *testing.T) {
 func TestNodeRates(t *testing.T) {
 	n := NewNode(2)
 	for i := 0; i < 5; i++ {
-		n.AddPass(100, 2)
+		n.AddPass(ms(100), 2)
 	}
-	n.AddBlock(100, 3)
+	n.AddBlock(ms(100), 3)
 	assert.Equal(t, int64(5), n.Concurrency())
 	for i := 0; i < 5; i++ {
-		n.AddCompletion(300, 2, int64(10*(i+1)), i == 0)
+		n.AddCompletion(ms(300), 2, time.Duration(10*(i+1))*time.Millisecond+time.Millisecond/2, i == 0)
 	}
 	assert.Equal(t, int64(0), n.Concurrency())
-	assert.InDelta(t, 10.0, n.PassQPS(400), 1e-9)
-	assert.InDelta(t, 3.0, n.BlockQPS(400), 1e-9)
-	assert.InDelta(t, 10.0, n.SuccessQPS(400), 1e-9)
-	assert.InDelta(t, 2.0, n.ExceptionQPS(400), 1e-9)
-	assert.InDelta(t, 15.0, n.AvgRT(400), 1e-9, "RT sum 150 over 10 completions")
-	assert.Equal(t, int64(10), n.MinRT(400, -1))
-	assert.InDelta(t, 20.0, n.MaxSuccessQPS(400), 1e-9, "10 in one 500 ms bucket")
+	assert.InDelta(t, 10.0, n.PassQPS(ms(400)), 1e-9)
+	assert.InDelta(t, 3.0, n.BlockQPS(ms(400)), 1e-9)
+	assert.InDelta(t, 10.0, n.SuccessQPS(ms(400)), 1e-9)
+	assert.InDelta(t, 2.0, n.ExceptionQPS(ms(400)), 1e-9)
+	assert.InDelta(t, 15.0, n.AvgRT(ms(400)), 1e-9, "RT sum 150 over 10 completions, each in whole ms")
+	assert.Equal(t, 10*time.Millisecond, n.MinRT(ms(400), -1))
+	assert.InDelta(t, 20.0, n.MaxSuccessQPS(ms(400)), 1e-9, "10 in one 500 ms bucket")
 }
 
 func TestNodeMinuteIsLazy(t *testing.T) {
 	n := NewNode(1)
-	n.AddPass(500, 1)
+	n.AddPass(ms(500), 1)
 	assert.Nil(t, n.minute.Load())
 	m := n.Minute()
 	require.NotNil(t, m)
 	assert.Same(t, m, n.Minute())
-	n.AddPass(1500, 4)
-	assert.InDelta(t, 4.0, n.PreviousPassQPS(2500), 1e-9, "passes of [1000,2000) read at 2500")
-	assert.InDelta(t, 0.0, n.PreviousPassQPS(1500), 1e-9, "writes before the minute window existed are not in it")
+	n.AddPass(ms(1500), 4)
+	assert.InDelta(t, 4.0, n.PreviousPassQPS(ms(2500)), 1e-9, "passes of [1000,2000) read at 2500")
+	assert.InDelta(t, 0.0, n.PreviousPassQPS(ms(1500)), 1e-9, "writes before the minute window existed are not in it")
 }
 
 // passFitsExact is what PassFits must answer when nothing runs
 // concurrently: the exact sum.
-func passFitsExact(w *Window, now, acquire, limit int64) bool {
+func passFitsExact(w *Window, now mono.Time, acquire, limit int64) bool {
 	return w.Sum(now, Pass)+acquire <= limit
 }
 
@@ -147,10 +153,10 @@ func TestPassFitsAgreesWithTheSum(t *testing.T) {
 			i := w.bucket(now)
 			// any stripe, as if written from any P
 			w.addPass(i, rng.IntN(w.Stripes()), int64(1+rng.IntN(3)))
-			sum := w.Sum(now, Pass)
+			sum := w.Sum(ms(now), Pass)
 			for _, limit := range []int64{0, sum - 1, sum, sum + 1, sum + 2, sum + slack, sum + slack + 40, 1 << 40} {
 				for _, acquire := range []int64{1, 2} {
-					require.Equal(t, passFitsExact(w, now, acquire, limit), w.PassFits(now, acquire, limit),
+					require.Equal(t, passFitsExact(w, ms(now), acquire, limit), w.PassFits(ms(now), acquire, limit),
 						"stripes %d, at %d ms: sum %d + %d <= %d", stripes, now, sum, acquire, limit)
 				}
 			}
@@ -184,19 +190,19 @@ func TestPassesArePublishedInQuanta(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 5000; i++ {
-				w.Add(100, Pass, 1+int64(i%3))
+				w.Add(ms(100), Pass, 1+int64(i%3))
 				want.Add(1 + int64(i%3))
 			}
 		}()
 	}
 	wg.Wait()
-	assert.Equal(t, want.Load(), w.Sum(100, Pass))
+	assert.Equal(t, want.Load(), w.Sum(ms(100), Pass))
 	checkPublished(t, w, 0)
 
 	// When the next bucket begins, the previous one is published in full:
 	// checks read it as one number.
-	w.Add(600, Block, 1)
-	assert.Equal(t, w.Sum(100, Pass), w.split.published[0].Load())
+	w.Add(ms(600), Block, 1)
+	assert.Equal(t, w.Sum(ms(100), Pass), w.split.published[0].Load())
 	assert.Equal(t, int64(0), w.split.published[1].Load())
 	checkPublished(t, w, 0)
 }
@@ -214,13 +220,13 @@ func TestPassFitsUnderConcurrentWriters(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for w.PassFits(100, 1, limit) {
-					w.Add(100, Pass, 1)
+				for w.PassFits(ms(100), 1, limit) {
+					w.Add(ms(100), Pass, 1)
 				}
 			}()
 		}
 		wg.Wait()
-		got := w.Sum(100, Pass)
+		got := w.Sum(ms(100), Pass)
 		assert.GreaterOrEqual(t, got, int64(limit), "stripes %d", stripes)
 		assert.LessOrEqual(t, got, int64(limit+goroutines), "stripes %d", stripes)
 	}
@@ -229,22 +235,22 @@ func TestPassFitsUnderConcurrentWriters(t *testing.T) {
 func TestSplitWindowBorrow(t *testing.T) {
 	w := NewWindow(2, 1000, 4)
 	w.EnableBorrow()
-	w.Add(100, Pass, 10)
-	w.Borrow(1000, 3)
-	assert.Equal(t, int64(10), w.Sum(600, Pass))
-	assert.Equal(t, int64(3), w.Sum(1100, Pass), "the bucket starts with the borrowed passes")
-	assert.True(t, w.PassFits(1100, 7, 10))
-	assert.False(t, w.PassFits(1100, 8, 10))
+	w.Add(ms(100), Pass, 10)
+	w.Borrow(ms(1000), 3)
+	assert.Equal(t, int64(10), w.Sum(ms(600), Pass))
+	assert.Equal(t, int64(3), w.Sum(ms(1100), Pass), "the bucket starts with the borrowed passes")
+	assert.True(t, w.PassFits(ms(1100), 7, 10))
+	assert.False(t, w.PassFits(ms(1100), 8, 10))
 	checkPublished(t, w, w.index(1000))
 }
 
 func TestNodePassFits(t *testing.T) {
 	n := NewNode(4)
-	n.AddPass(100, 5)
-	assert.True(t, n.PassFits(200, 5, 10))
-	assert.True(t, n.PassFits(200, 5, 10.9), "a fraction of an entry admits nothing more")
-	assert.False(t, n.PassFits(200, 6, 10.9))
-	assert.True(t, n.PassFits(200, 1, math.Inf(1)))
-	assert.False(t, n.PassFits(200, 1, 0))
-	assert.True(t, n.PassFits(1200, 10, 10), "expired")
+	n.AddPass(ms(100), 5)
+	assert.True(t, n.PassFits(ms(200), 5, 10))
+	assert.True(t, n.PassFits(ms(200), 5, 10.9), "a fraction of an entry admits nothing more")
+	assert.False(t, n.PassFits(ms(200), 6, 10.9))
+	assert.True(t, n.PassFits(ms(200), 1, math.Inf(1)))
+	assert.False(t, n.PassFits(ms(200), 1, 0))
+	assert.True(t, n.PassFits(ms(1200), 10, 10), "expired")
 }

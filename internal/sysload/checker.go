@@ -9,8 +9,10 @@ package sysload
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/bulwark-go/bulwark/core/system"
+	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -96,12 +98,12 @@ func (l *Limits) NeedsCollector() bool { return l.HighestSystemLoad > 0 || l.Hig
 // check).
 type Sample struct {
 	Inbound *stat.Node
-	Now     int64 // ms, on the node's scale
+	Now     mono.Time
 	Load1   float64
 	CPU     float64
 	// DefaultMinRT is the minimum RT assumed when no inbound call completed
 	// in the window (Sentinel's statistic max RT, 4900 ms).
-	DefaultMinRT int64
+	DefaultMinRT time.Duration
 }
 
 // Check decides whether an inbound entry of acquire tokens may pass; when
@@ -140,8 +142,9 @@ func (l *Limits) Check(s Sample, acquire int64) Metric {
 
 // BBR reports whether an entry may pass while the load is high (Java's
 // checkBbr): it is blocked only when more than one call is in flight and
-// more are in flight than maxSuccessQPS × minRT / 1000, the concurrency at
-// which the service completes calls fastest.
-func BBR(concurrency int64, maxSuccessQPS float64, minRTMs int64) bool {
-	return !(concurrency > 1 && float64(concurrency) > maxSuccessQPS*float64(minRTMs)/1000)
+// more are in flight than maxSuccessQPS × minRT (in whole milliseconds, as
+// Java counts it) / 1000, the concurrency at which the service completes
+// calls fastest.
+func BBR(concurrency int64, maxSuccessQPS float64, minRT time.Duration) bool {
+	return !(concurrency > 1 && float64(concurrency) > maxSuccessQPS*float64(minRT.Milliseconds())/1000)
 }

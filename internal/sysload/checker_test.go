@@ -5,12 +5,14 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/prometheus/procfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/core/system"
+	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
@@ -41,7 +43,7 @@ func TestCombineTakesTheMinimumPerField(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	const now = 10_000
+	now := mono.FromMillis(10_000)
 	type setup func(n *stat.Node)
 	pass := func(k int) setup {
 		return func(n *stat.Node) {
@@ -53,7 +55,7 @@ func TestCheck(t *testing.T) {
 	complete := func(k int, rt int64) setup {
 		return func(n *stat.Node) {
 			for range k {
-				n.AddCompletion(now, 1, rt, false)
+				n.AddCompletion(now, 1, time.Duration(rt)*time.Millisecond, false)
 			}
 		}
 	}
@@ -96,7 +98,7 @@ func TestCheck(t *testing.T) {
 				s(n)
 			}
 			l := Combine([]system.Rule{r})
-			got := l.Check(Sample{Inbound: n, Now: now, Load1: tt.load, CPU: tt.cpu, DefaultMinRT: 4900}, 1)
+			got := l.Check(Sample{Inbound: n, Now: now, Load1: tt.load, CPU: tt.cpu, DefaultMinRT: 4900 * time.Millisecond}, 1)
 			assert.Equal(t, tt.want, got, got.String())
 		})
 	}
@@ -104,8 +106,9 @@ func TestCheck(t *testing.T) {
 
 func TestBBR(t *testing.T) {
 	assert.True(t, BBR(1, 0, 0), "one call in flight always passes")
-	assert.True(t, BBR(10, 1000, 10), "10 in flight, capacity 10")
-	assert.False(t, BBR(11, 1000, 10))
+	assert.True(t, BBR(10, 1000, 10*time.Millisecond), "10 in flight, capacity 10")
+	assert.False(t, BBR(11, 1000, 10*time.Millisecond))
+	assert.True(t, BBR(10, 1000, 10*time.Millisecond+999*time.Microsecond), "min rt counts in whole ms, as Java's")
 	assert.True(t, BBR(0, 0, 0))
 }
 
