@@ -12,6 +12,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/datasource/internal/bounded"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
@@ -207,14 +208,8 @@ func (r *Readable[T]) Close() error {
 		r.closed = true
 		r.mu.Unlock()
 		r.cancel()
-		stopped := make(chan struct{})
-		go func() { r.wg.Wait(); close(stopped) }()
-		t := time.NewTimer(closeTimeout)
-		defer t.Stop()
 		var errs []error
-		select {
-		case <-stopped:
-		case <-t.C:
+		if !bounded.Wait(&r.wg, closeTimeout) {
 			errs = append(errs, named(r.name, "close: a call to the source ignored cancellation for %v; abandoned", closeTimeout))
 			r.log.Error("datasource close: a call to the source ignored cancellation; abandoned", "waited", closeTimeout)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/internal/bounded"
 )
 
 // CloseWait is the default bound on how long a backend's Close waits for
@@ -88,20 +89,7 @@ func (l *Lifecycle) Close(wait time.Duration) bool {
 	l.closed = true
 	l.mu.Unlock()
 	l.cancel()
-	done := make(chan struct{})
-	go func() { l.calls.Wait(); close(done) }()
-	if wait <= 0 {
-		<-done
-		return true
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
+	return bounded.Wait(&l.calls, wait)
 }
 
 // Logger is l, or a logger that discards everything when l is nil: the
