@@ -82,6 +82,10 @@ type Fault struct {
 	Disconnect func(t *testing.T)
 	// Reconnect undoes Disconnect.
 	Reconnect func(t *testing.T)
+	// Freeze, if not nil, makes the server stop answering while keeping
+	// its connections open (a paused process), and returns how to undo it;
+	// the case that checks that a Read honours its context needs it.
+	Freeze func(t *testing.T) (thaw func())
 }
 
 // Run runs the conformance suite against h, one subtest per case. Every
@@ -127,6 +131,7 @@ func Run(t *testing.T, h Harness) {
 		{"CloseStopsWatch", s.closeStopsWatch},
 		{"ReconnectResync", s.reconnectResync},
 		{"OverlayReplacesBase", s.overlay},
+		{"ReadHonoursContextWhileFrozen", s.readWhileFrozen},
 	}
 	for _, c := range cases {
 		t.Run(c.name, c.fn)
@@ -995,4 +1000,32 @@ func (s suite) overlay(t *testing.T) {
 	err := bad.Start(s.ctx(t))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "overlay group")
+}
+
+// readWhileFrozen: a Read returns when its context ends although the
+// server does not answer (a backend whose client takes no context runs the
+// call aside), so a blocked read never blocks the Readable's Close.
+func (s suite) readWhileFrozen(t *testing.T) {
+	b := s.h.New(t)
+	if b.Fault == nil || b.Fault.Freeze == nil {
+		t.Skip("Backend.Fault.Freeze is nil")
+	}
+	s.put(t, b, enc("a"))
+	s.readUntil(t, b, "the document", func(snap datasource.Snapshot) bool { return !snap.Missing })
+	t.Cleanup(func() { _ = b.Source.Close() }) // after thaw: the abandoned call ends
+	thaw := b.Fault.Freeze(t)
+	defer thaw()
+	ctx, cancel := context.WithTimeout(s.ctx(t), 300*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Source.Read(ctx)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	case <-time.After(s.h.Timeout):
+		t.Fatalf("Read did not return within %v of its context's end", s.h.Timeout)
+	}
 }

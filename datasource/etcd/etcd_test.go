@@ -54,7 +54,8 @@ func harness(t *testing.T, srv *integration.Server) datasourcetest.Harness {
 			}
 			b := at(key)
 			b.Source = etcd.New(cli, key)
-			b.Fault = &datasourcetest.Fault{Disconnect: cut.Disconnect, Reconnect: cut.Reconnect}
+			b.Fault = &datasourcetest.Fault{Disconnect: cut.Disconnect, Reconnect: cut.Reconnect,
+				Freeze: func(t *testing.T) func() { return srv.Freeze(t) }}
 			b.Overlay = func(group string) datasourcetest.Backend { return at(key + ".overlay." + group) }
 			return b
 		},

@@ -106,18 +106,14 @@ func TestConformance(t *testing.T) {
 			b := at(key, channel)
 			b.Source = redis.New(cli, key, channel, redis.WithHealthCheckInterval(testHealth))
 			b.Overlay = func(g string) datasourcetest.Backend { return at(key+".overlay."+g, channel+".overlay."+g) }
-			return datasourcetest.Backend{
-				Source:  b.Source,
-				Put:     b.Put,
-				Delete:  b.Delete,
-				Overlay: b.Overlay,
-				Fault: &datasourcetest.Fault{
-					Disconnect: func(t *testing.T) { cutUser(t, admin, cli, user) },
-					Reconnect: func(t *testing.T) {
-						require.NoError(t, admin.Do(testCtx(t, 10*time.Second), "ACL", "SETUSER", user, "on").Err())
-					},
+			b.Fault = &datasourcetest.Fault{
+				Disconnect: func(t *testing.T) { cutUser(t, admin, cli, user) },
+				Reconnect: func(t *testing.T) {
+					require.NoError(t, admin.Do(testCtx(t, 10*time.Second), "ACL", "SETUSER", user, "on").Err())
 				},
+				Freeze: func(t *testing.T) func() { return srv.Freeze(t) },
 			}
+			return b
 		},
 	})
 }

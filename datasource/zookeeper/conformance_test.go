@@ -50,6 +50,7 @@ func TestConformance(t *testing.T) {
 							10*time.Second, time.Millisecond, "the connection to drop")
 					},
 					Reconnect: func(t *testing.T) { g.Open() },
+					Freeze:    func(t *testing.T) func() { return srv.Freeze(t) },
 				},
 			}
 		},

@@ -1,7 +1,6 @@
 package zookeeper_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -113,29 +112,6 @@ func TestReadLimit(t *testing.T) {
 	snap, err = src.Read(ctx)
 	require.NoError(t, err)
 	assert.Len(t, snap.Data, limit+1)
-}
-
-// Read returns when its context ends, even while the server does not
-// answer (defect 3: a blocked read must not block Close).
-func TestReadHonoursContext(t *testing.T) {
-	srv := startZK(t)
-	ctx := testCtx(t, time.Minute)
-	path := nodePath(t)
-	conn := connect(t, srv.Addr(), connConfig{timeout: 20 * time.Second})
-	src := zookeeper.New(conn, path, zookeeper.WithCloseWait(time.Millisecond))
-	require.NoError(t, srv.Pause(ctx))
-	t.Cleanup(func() { _ = srv.Resume(context.Background()) })
-	rctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { _, err := src.Read(rctx); done <- err }()
-	select {
-	case err := <-done:
-		require.ErrorIs(t, err, context.DeadlineExceeded)
-	case <-ctx.Done():
-		t.Fatal("Read did not return after its context was cancelled")
-	}
-	_ = src.Close() // bounded by WithCloseWait
 }
 
 func TestString(t *testing.T) {

@@ -214,6 +214,26 @@ func (s *Server) Resume(ctx context.Context) error {
 	return nil
 }
 
+// Freeze pauses the server for a test and returns how to resume it; the
+// test's cleanup resumes it too, so a failed test leaves it running for
+// the next. Both fail the test on error.
+func (s *Server) Freeze(t testing.TB) (thaw func()) {
+	t.Helper()
+	if err := s.Pause(context.Background()); err != nil {
+		t.Fatalf("integration: %v", err)
+	}
+	var once sync.Once
+	thaw = func() {
+		once.Do(func() {
+			if err := s.Resume(context.Background()); err != nil {
+				t.Errorf("integration: %v", err)
+			}
+		})
+	}
+	t.Cleanup(thaw)
+	return thaw
+}
+
 // newServer wraps a backend whose server already runs and registers its cleanup: the
 // server is closed, and its log tail printed when the test failed. Register it before
 // anything else that should outlive it is cleaned up (t.Cleanup runs last-in first-out).
