@@ -121,6 +121,8 @@ type Engine struct {
 
 	breakerLn breakerListeners
 	sys       sysState // the system collector; see systemslot.go
+	obs       observer // history and totals; see stats.go
+	events    ruleLog  // rule events; see events.go
 
 	closed atomic.Bool
 }
@@ -160,6 +162,7 @@ func NewEngine(opts ...Option) *Engine {
 	e.sys.collector = cfg.collector
 	e.sys.load.Store(math.Float64bits(math.NaN()))
 	e.sys.cpu.Store(math.Float64bits(math.NaN()))
+	e.OnBreakerStateChange(e.obs.breakerChanged)
 	return e
 }
 
@@ -201,6 +204,7 @@ func (e *Engine) Close() error {
 	defer e.mu.Unlock()
 	e.closed.Store(true)
 	e.stopCollector()
+	e.stopObserver()
 	return nil
 }
 
@@ -253,6 +257,7 @@ type resStats struct {
 	origins sync.Map // origin name → *stat.Node
 	nOrigin atomic.Int64
 	other   atomic.Pointer[stat.Node] // shared by origins past maxOrigins
+	tally   atomic.Pointer[stat.Tally] // blocks by kind, from the first block
 }
 
 // maxOrigins bounds the origins measured per resource; callers past it

@@ -358,10 +358,14 @@ func (e *Engine) recordPass(en *Entry, now int64) {
 }
 
 func (e *Engine) recordBlock(en *Entry, now int64, err error) {
-	if _, ok := err.(*BlockError); !ok {
+	be, ok := err.(*BlockError)
+	if !ok {
 		return // the wait was cancelled: neither a pass nor a block
 	}
 	ms := now / nsPerMs
+	if en.stats != nil {
+		en.stats.addBlocked(ms, be.Kind, en.count)
+	}
 	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
 		if n != nil {
 			n.AddBlock(ms, en.count)

@@ -17,12 +17,14 @@ type Property[T any] struct {
 	mu        sync.Mutex
 	value     T
 	has       bool
+	src       RuleSource // where value came from
 	listeners map[uint64]listener[T]
 	next      uint64
 }
 
 type listener[T any] struct {
 	fn      func(T) error
+	from    func(T, RuleSource) error // nil: fn, which does not care
 	partial func() bool // nil: the listener wants whole values only
 }
 
@@ -35,13 +37,17 @@ func NewProperty[T any]() *Property[T] {
 // errors, joined; the value is stored regardless, since each listener
 // decides for itself what to keep (a RuleManager keeps its previous rules
 // when v does not validate).
-func (p *Property[T]) Set(v T) error {
+func (p *Property[T]) Set(v T) error { return p.SetFrom(v, RuleSource{}) }
+
+// SetFrom is Set of a value read from src: a [RuleManager] registered on
+// the property reports src in its [RuleEvent]. Datasources call it.
+func (p *Property[T]) SetFrom(v T, src RuleSource) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.value, p.has = v, true
+	p.value, p.has, p.src = v, true, src
 	var errs []error
 	for _, l := range p.listeners {
-		if err := l.fn(v); err != nil {
+		if err := l.call(v, src); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -87,11 +93,18 @@ func (p *Property[T]) listen(l listener[T]) (cancel func()) {
 	p.next++
 	p.listeners[id] = l
 	if p.has {
-		_ = l.fn(p.value)
+		_ = l.call(p.value, p.src)
 	}
 	return func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		delete(p.listeners, id)
 	}
+}
+
+func (l listener[T]) call(v T, src RuleSource) error {
+	if l.from != nil {
+		return l.from(v, src)
+	}
+	return l.fn(v)
 }

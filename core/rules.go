@@ -179,7 +179,7 @@ func (m *RuleManager[R]) Register(p *Property[[]R]) {
 	if m.cancel != nil {
 		m.cancel()
 	}
-	m.cancel = p.listen(listener[[]R]{fn: m.Load, partial: m.lenient.Load})
+	m.cancel = p.listen(listener[[]R]{fn: m.Load, from: m.load, partial: m.lenient.Load})
 }
 
 // OnChange calls fn after every swap of this kind's rules, in order, from
@@ -203,7 +203,10 @@ func (m *RuleManager[R]) OnChange(fn func(RuleChange[R])) (cancel func()) {
 // returned *ValidationError names every bad rule by index and field, and
 // the rules in force do not change. A list equal to the one in force is
 // recognised and skipped. Rules equal to rules in force keep their state.
-func (m *RuleManager[R]) Load(rules []R) error {
+func (m *RuleManager[R]) Load(rules []R) error { return m.load(rules, RuleSource{}) }
+
+// load is Load of rules from src.
+func (m *RuleManager[R]) load(rules []R, src RuleSource) error {
 	// The rules in force are valid, so a list equal to them needs no
 	// validation: this is the common case of a datasource re-reading an
 	// unchanged document.
@@ -212,7 +215,7 @@ func (m *RuleManager[R]) Load(rules []R) error {
 	}
 	valid, verr := m.check(rules)
 	if verr != nil && !verr.Applied {
-		m.e.log.Warn("rules rejected", "kind", m.k.name, "err", verr)
+		m.e.emit(m.e.rejectedEvent(m.k.name, src, verr, len(m.k.rules(m.e.table.Load()))))
 		return verr
 	}
 	m.e.mu.Lock()
@@ -228,7 +231,7 @@ func (m *RuleManager[R]) Load(rules []R) error {
 	m.k.install(m.e, next, prev, valid)
 	next.merge()
 	m.e.table.Store(next)
-	m.notify(prev, next)
+	m.notify(prev, next, src, verr)
 	m.e.mu.Unlock()
 	if verr != nil {
 		return verr
@@ -270,9 +273,11 @@ func (m *RuleManager[R]) check(given []R) ([]R, *ValidationError) {
 	return valid, verr
 }
 
-// notify tells listeners about the swap from prev to next. It runs under
-// the engine's rule lock, so listeners see swaps in order.
-func (m *RuleManager[R]) notify(prev, next *table) {
+// notify emits the rule event of the swap from prev to next, of rules from
+// src (verr: the rules a lenient manager skipped), and tells listeners
+// about it. It runs under the engine's rule lock, so listeners see swaps
+// in order.
+func (m *RuleManager[R]) notify(prev, next *table, src RuleSource, verr *ValidationError) {
 	m.lmu.Lock()
 	fns := make([]func(RuleChange[R]), 0, len(m.listeners))
 	for _, fn := range m.listeners {
@@ -280,7 +285,7 @@ func (m *RuleManager[R]) notify(prev, next *table) {
 	}
 	m.lmu.Unlock()
 	old, cur := m.k.rules(prev), m.k.rules(next)
-	m.e.log.Info("rules changed", "kind", m.k.name, "old", len(old), "new", len(cur))
+	m.e.emit(changeEvent(m, old, cur, src, verr))
 	if len(fns) == 0 {
 		return
 	}

@@ -477,7 +477,7 @@ func (r *Readable[T]) set(snap Snapshot) (rejected, warn error) {
 			return named(r.name, "decode: %w (revision %s)", err, snap.Revision), nil
 		}
 	}
-	if err := r.prop.Set(v); err != nil {
+	if err := r.prop.SetFrom(v, core.RuleSource{Name: r.name, Revision: snap.Revision}); err != nil {
 		if !appliedInPart(err) {
 			return named(r.name, "rejected: %w (revision %s)", err, snap.Revision), nil
 		}

@@ -1,0 +1,281 @@
+package core
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+)
+
+// RuleSource says where rules came from: the datasource and the revision
+// of its document. It is empty for a direct Load or LoadRuleSet.
+type RuleSource struct {
+	Name     string // the datasource's name (datasource.WithName)
+	Revision string // the document's revision in the datasource
+}
+
+// RuleEvent is one change of one kind of rules, or one rejected attempt to
+// change them: the audit record of [Engine.OnRuleEvent] and
+// [Engine.RuleEvents].
+//
+// Rules are named by resource and described by their fields with the
+// names of the JSON document: a changed rule as
+// "GET /orders: count 100 → 200", an added or removed one by the fields
+// that differ from the defaults ("GET /orders: count=100").
+type RuleEvent struct {
+	Time   time.Time
+	Kind   string // "flow", "circuitbreaker", "system", "authority", "hotspot"
+	Source RuleSource
+	// Rejected says the rules did not change: Errors names every invalid
+	// rule. When Rejected is false, Errors lists the rules a lenient
+	// manager skipped.
+	Rejected bool
+	Errors   []string
+	// Added and Removed are rules with no counterpart in the other list;
+	// Changed pairs a removed and an added rule of one resource and lists
+	// the fields that differ, old → new.
+	Added, Removed, Changed []string
+	Rules                   int // rules of the kind in force afterwards
+}
+
+// keptEvents is how many events RuleEvents keeps.
+const keptEvents = 100
+
+// ruleLog is the engine's record of rule events.
+type ruleLog struct {
+	mu     sync.Mutex // serialises events: subscribers see them in order
+	ring   []RuleEvent
+	next   int
+	subs   map[uint64]func(RuleEvent)
+	nextID uint64
+	// per kind, in kindNames order: where the rules in force came from,
+	// and the changes applied and rejected.
+	sources           [len(kindNames)]RuleSource
+	applied, rejected [len(kindNames)]int64
+}
+
+// kindNames are the rule kinds in the order LoadRuleSet applies them.
+var kindNames = [...]string{"flow", "circuitbreaker", "system", "authority", "hotspot"}
+
+// OnRuleEvent calls fn with every rule event from now on, in order, on the
+// goroutine that loaded the rules; fn must be quick and must not load
+// rules. cancel stops the calls.
+func (e *Engine) OnRuleEvent(fn func(RuleEvent)) (cancel func()) {
+	l := &e.events
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.subs == nil {
+		l.subs = make(map[uint64]func(RuleEvent))
+	}
+	id := l.nextID
+	l.nextID++
+	l.subs[id] = fn
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.subs, id)
+	}
+}
+
+// RuleEvents returns the last 100 rule events, oldest first.
+func (e *Engine) RuleEvents() []RuleEvent {
+	l := &e.events
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]RuleEvent, 0, len(l.ring))
+	out = append(out, l.ring[l.next:]...)
+	return append(out, l.ring[:l.next]...)
+}
+
+// RuleStats describes the rules in force of one kind.
+type RuleStats struct {
+	Kind   string
+	Rules  int        // rules in force
+	Source RuleSource // where they came from
+	// Applied and Rejected count the changes since the engine was created.
+	Applied, Rejected int64
+}
+
+func (e *Engine) ruleStats() []RuleStats {
+	t := e.table.Load()
+	counts := [len(kindNames)]int{len(t.flowRules), len(t.breakerRules), len(t.systemRules), len(t.authorityRules), len(t.hotspotRules)}
+	l := &e.events
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]RuleStats, len(kindNames))
+	for i, k := range kindNames {
+		out[i] = RuleStats{Kind: k, Rules: counts[i], Source: l.sources[i], Applied: l.applied[i], Rejected: l.rejected[i]}
+	}
+	return out
+}
+
+// emit records ev, logs it and tells the subscribers.
+func (e *Engine) emit(ev RuleEvent) {
+	l := &e.events
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i := slices.Index(kindNames[:], ev.Kind); i >= 0 {
+		if ev.Rejected {
+			l.rejected[i]++
+		} else {
+			l.applied[i]++
+			l.sources[i] = ev.Source
+		}
+	}
+	if len(l.ring) < keptEvents {
+		l.ring = append(l.ring, ev)
+	} else {
+		l.ring[l.next] = ev
+		l.next = (l.next + 1) % keptEvents
+	}
+	attrs := []any{"kind", ev.Kind, "source", ev.Source.Name, "revision", ev.Source.Revision, "rules", ev.Rules}
+	for _, a := range []struct {
+		key  string
+		list []string
+	}{{"added", ev.Added}, {"removed", ev.Removed}, {"changed", ev.Changed}, {"errors", ev.Errors}} {
+		if len(a.list) > 0 {
+			attrs = append(attrs, a.key, a.list)
+		}
+	}
+	if ev.Rejected {
+		e.log.Warn("rules rejected", attrs...)
+	} else {
+		e.log.Info("rules changed", attrs...)
+	}
+	for _, fn := range l.subs {
+		fn(ev)
+	}
+}
+
+// rejectedEvent is the event of a rejected list.
+func (e *Engine) rejectedEvent(kind string, src RuleSource, verr *ValidationError, rules int) RuleEvent {
+	return RuleEvent{Time: e.wallTime(e.now()), Kind: kind, Source: src, Rejected: true, Errors: ruleErrors(verr), Rules: rules}
+}
+
+func ruleErrors(verr *ValidationError) []string {
+	if verr == nil {
+		return nil
+	}
+	out := make([]string, len(verr.Rules))
+	for i, r := range verr.Rules {
+		out[i] = r.Error()
+	}
+	return out
+}
+
+// changeEvent describes the swap of a kind's rules from old to cur.
+func changeEvent[R any](m *RuleManager[R], old, cur []R, src RuleSource, verr *ValidationError) RuleEvent {
+	now := m.e.now()
+	ev := RuleEvent{Time: m.e.wallTime(now), Kind: m.k.name, Source: src, Errors: ruleErrors(verr), Rules: len(cur)}
+	added, removed, _ := diff(old, cur, m.k.equal, m.k.resource)
+	base := reflect.ValueOf(m.k.defaults(*new(R)))
+	used := make([]bool, len(added))
+	for _, r := range removed {
+		rv := reflect.ValueOf(r)
+		best, bestN := -1, 0
+		for j, a := range added {
+			if used[j] || m.k.resource(a) != m.k.resource(r) {
+				continue
+			}
+			if n := len(fieldDiff("", rv, reflect.ValueOf(a))); best < 0 || n < bestN {
+				best, bestN = j, n
+			}
+		}
+		if best < 0 {
+			ev.Removed = append(ev.Removed, describeFields(m.k.resource(r), rv, base))
+			continue
+		}
+		used[best] = true
+		ev.Changed = append(ev.Changed, ruleName(m.k.resource(r))+": "+strings.Join(fieldDiff("", rv, reflect.ValueOf(added[best])), ", "))
+	}
+	for j, a := range added {
+		if !used[j] {
+			ev.Added = append(ev.Added, describeFields(m.k.resource(a), reflect.ValueOf(a), base))
+		}
+		if r, ok := any(a).(circuitbreaker.Rule); ok {
+			m.e.obs.breakerLoaded(r, now/nsPerMs)
+		}
+	}
+	return ev
+}
+
+func ruleName(resource string) string {
+	if resource == "" {
+		return "(global)"
+	}
+	return resource
+}
+
+// describeFields names a rule by resource and the fields that differ from
+// the kind's defaults: "GET /orders: count=100".
+func describeFields(resource string, v, base reflect.Value) string {
+	var parts []string
+	var walk func(prefix string, v, base reflect.Value)
+	walk = func(prefix string, v, base reflect.Value) {
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if !f.IsExported() || (prefix == "" && f.Name == "Resource") {
+				continue
+			}
+			name := prefix + jsonName(f.Name)
+			x, y := v.Field(i), base.Field(i)
+			switch {
+			case f.Type.Kind() == reflect.Struct:
+				walk(name+".", x, y)
+			case !reflect.DeepEqual(x.Interface(), y.Interface()):
+				parts = append(parts, name+"="+show(x))
+			}
+		}
+	}
+	walk("", v, base)
+	if len(parts) == 0 {
+		return ruleName(resource) + ": defaults"
+	}
+	return ruleName(resource) + ": " + strings.Join(parts, " ")
+}
+
+// fieldDiff lists the fields of two rules of one type that differ, as
+// "name old → new", named as in the JSON document (nested:
+// "clusterConfig.flowId").
+func fieldDiff(prefix string, a, b reflect.Value) []string {
+	var out []string
+	for i := range a.NumField() {
+		f := a.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name := prefix + jsonName(f.Name)
+		x, y := a.Field(i), b.Field(i)
+		if f.Type.Kind() == reflect.Struct {
+			out = append(out, fieldDiff(name+".", x, y)...)
+		} else if !reflect.DeepEqual(x.Interface(), y.Interface()) {
+			out = append(out, fmt.Sprintf("%s %s → %s", name, show(x), show(y)))
+		}
+	}
+	return out
+}
+
+// jsonName turns a Go field name into Java's JSON name: LimitApp →
+// limitApp, FlowID → flowId.
+func jsonName(goName string) string {
+	s := strings.TrimSuffix(goName, "ID")
+	if s != goName {
+		s += "Id"
+	}
+	r := []rune(s)
+	r[0] = unicode.ToLower(r[0])
+	return string(r)
+}
+
+func show(v reflect.Value) string {
+	if v.Kind() == reflect.String {
+		return strconv.Quote(v.String())
+	}
+	return fmt.Sprint(v.Interface()) // enums print their names
+}

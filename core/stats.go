@@ -1,0 +1,466 @@
+package core
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+	"github.com/bulwark-go/bulwark/internal/stat"
+)
+
+// Figures is what the engine counted for a resource over some span: one
+// second, one minute, or its whole life.
+type Figures struct {
+	Passed int64 // entries admitted
+	// Blocked counts rejected entries, all kinds together; BlockedBy splits
+	// them by the kind of rule that blocked (BlockedBy[BlockFlow], …;
+	// index 0 is unused).
+	Blocked   int64
+	BlockedBy [BlockCircuitBreaker + 1]int64
+	Succeeded int64 // entries completed, with or without an error
+	Failed    int64 // entries completed with an error (Entry.SetError, Do)
+	// RT is the sum of the completed entries' response times (each capped
+	// by WithMaxRT, counted in whole ms); AvgRT divides it.
+	RT time.Duration
+	// MinRT is the smallest response time of a completed entry, 0 when
+	// none completed.
+	MinRT time.Duration
+	// Concurrency is the number of entries in flight: now, or at the end
+	// of a second of a history.
+	Concurrency int64
+}
+
+// AvgRT returns the mean response time of the completed entries, 0 when
+// none completed.
+func (f Figures) AvgRT() time.Duration {
+	if f.Succeeded == 0 {
+		return 0
+	}
+	return f.RT / time.Duration(f.Succeeded)
+}
+
+// ResourceStats is what the engine measures of one resource.
+type ResourceStats struct {
+	Resource string
+	// Second covers the sliding second that ends now: the window flow
+	// rules check. Its Concurrency is the entries in flight now.
+	Second Figures
+	// Minute covers the 60 whole seconds before the current one (the sum
+	// of [Engine.History]).
+	Minute Figures
+	// Total covers everything counted since the engine first reported the
+	// resource (its first Stats or History call, or the first after the
+	// resource appeared): counters that only grow, as Prometheus wants.
+	// It lags the clock by up to half a second (the current bucket), and
+	// its MinRT and Concurrency are 0.
+	Total Figures
+}
+
+// BreakerStats is the state of one circuit breaker.
+type BreakerStats struct {
+	Rule  circuitbreaker.Rule
+	State circuitbreaker.State
+	// Since is when the breaker entered State: its last transition, or
+	// when its rule was loaded if it never moved.
+	Since time.Time
+	// Transitions counts the breaker's transitions since the engine was
+	// created: Transitions[from][to], indexed by circuitbreaker.State.
+	Transitions [circuitbreaker.HalfOpen + 1][circuitbreaker.HalfOpen + 1]int64
+}
+
+// SystemStats is what system rules see.
+type SystemStats struct {
+	// Load1 and CPUUsage (a ratio, 0 to 1) are the collector's last
+	// readings; NaN when no system rule needs them (the collector runs
+	// only then) or when they cannot be read.
+	Load1, CPUUsage float64
+	// Inbound is the engine-wide total of inbound entries (see [Inbound]):
+	// the QPS, RT and concurrency that system rules check.
+	Inbound ResourceStats
+}
+
+// Stats is a snapshot of what an engine measures. It is a copy: the
+// caller may keep and change it.
+type Stats struct {
+	Time time.Time
+	// Resources lists every measured resource (see WithMaxResources),
+	// sorted by name.
+	Resources []ResourceStats
+	// Breakers lists every circuit breaker in force, by resource then rule
+	// order.
+	Breakers []BreakerStats
+	System   SystemStats
+	// Rules describes the rules in force, per kind, in the order flow,
+	// circuitbreaker, system, authority, hotspot.
+	Rules []RuleStats
+}
+
+// Stats returns the engine's statistics: per resource the last second,
+// the last minute and the totals, every breaker's state, and the system
+// figures.
+//
+// Reading takes no lock that Enter or Exit take and writes nothing they
+// read, so it never blocks or slows an entry. The first call also starts a
+// goroutine that copies every completed half-second bucket into the
+// per-second history and the totals before the windows reuse it, about
+// every 200 ms; [Engine.Close] stops it. Figures begin from that first
+// call: the second window is always there, but minutes and totals are
+// kept only from then on.
+func (e *Engine) Stats() Stats {
+	o := &e.obs
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := e.now()
+	e.harvest(now)
+	ms := now / nsPerMs
+	st := Stats{Time: e.wallTime(now)}
+	st.Resources = make([]ResourceStats, 0, len(o.series))
+	for name, s := range o.series {
+		if s.gone {
+			continue
+		}
+		st.Resources = append(st.Resources, s.stats(name, ms))
+	}
+	slices.SortFunc(st.Resources, func(a, b ResourceStats) int { return cmp.Compare(a.Resource, b.Resource) })
+	st.Breakers = e.breakerStats()
+	st.Rules = e.ruleStats()
+	st.System = SystemStats{
+		Load1:    math.Float64frombits(e.sys.load.Load()),
+		CPUUsage: math.Float64frombits(e.sys.cpu.Load()),
+		Inbound:  o.inbound.stats("", ms),
+	}
+	return st
+}
+
+// History returns the resource's figures per second over the last 60 whole
+// seconds, oldest first: always 60 entries, zero for seconds with nothing
+// counted (or before [Engine.Stats] was first called), nil for a resource
+// that is not measured.
+func (e *Engine) History(resource string) []Figures {
+	o := &e.obs
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := e.now()
+	e.harvest(now)
+	s := o.series[resource]
+	if s == nil || s.gone {
+		return nil
+	}
+	return s.history(now / nsPerMs)
+}
+
+// historySeconds is how many seconds of history each resource keeps.
+const historySeconds = 60
+
+// harvestEvery is how often the observer copies completed buckets: well
+// within a bucket's length (500 ms), after which the window reuses it.
+const harvestEvery = 200 * time.Millisecond
+
+// observer keeps the history and totals of every measured resource,
+// harvested from the windows before they slide past.
+type observer struct {
+	mu      sync.Mutex
+	series  map[string]*series
+	inbound series
+	// inboundRS wraps the engine's inbound node for harvest.
+	inboundRS *resStats
+	stop    chan struct{} // nil until the first Stats; closed by Close
+	done    chan struct{}
+
+	bmu      sync.Mutex
+	breakers map[circuitbreaker.Rule]*breakerTrack
+}
+
+type breakerTrack struct {
+	since       int64 // engine ms of the last transition
+	transitions [circuitbreaker.HalfOpen + 1][circuitbreaker.HalfOpen + 1]int64
+}
+
+// second is one second of a resource's history.
+type second struct {
+	sec       int64 // which second (engine ms / 1000); -1 when unused
+	bucket    stat.Bucket
+	blockedBy stat.Counts
+	conc      int64
+}
+
+// series is the harvested history of one resource.
+type series struct {
+	rs      *resStats // the statistics harvested last (pin replaces them)
+	next    int64     // start of the first bucket not harvested yet, ms
+	secs    []second  // a ring of historySeconds, allocated at the first count
+	total   stat.Bucket
+	blocked stat.Counts
+	gone    bool // no longer in the registry
+}
+
+// addBlocked counts n entries blocked by a rule of kind k, by kind; the
+// node counts them all together.
+func (s *resStats) addBlocked(ms int64, k BlockKind, n int64) {
+	t := s.tally.Load()
+	if t == nil {
+		s.tally.CompareAndSwap(nil, stat.NewTally(s.node.Second().Stripes()))
+		t = s.tally.Load()
+	}
+	t.Add(ms, int(k), n)
+}
+
+// startObserver begins harvesting the first time statistics are read.
+func (e *Engine) startObserver() {
+	o := &e.obs
+	if o.series != nil {
+		return
+	}
+	o.series = make(map[string]*series)
+	if e.closed.Load() {
+		return
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	o.stop, o.done = stop, done
+	go func() {
+		defer close(done)
+		t := time.NewTicker(harvestEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				o.mu.Lock()
+				e.harvest(e.now())
+				o.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// stopObserver stops the harvesting goroutine and waits for it.
+func (e *Engine) stopObserver() {
+	o := &e.obs
+	o.mu.Lock()
+	stop, done := o.stop, o.done
+	o.stop = nil
+	o.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+}
+
+// harvest copies the completed buckets of every resource into its series.
+// It runs under o.mu.
+func (e *Engine) harvest(now int64) {
+	o := &e.obs
+	e.startObserver()
+	ms := now / nsPerMs
+	seen := 0
+	e.nodes.m.Range(func(k, v any) bool {
+		name, rs := k.(string), v.(*resStats)
+		s := o.series[name]
+		if s == nil {
+			s = &series{}
+			o.series[name] = s
+		}
+		s.gone = false
+		s.harvest(rs, ms)
+		seen++
+		return true
+	})
+	if seen < len(o.series) {
+		for name, s := range o.series {
+			if _, ok := e.nodes.m.Load(name); !ok {
+				s.gone = true
+			}
+		}
+	}
+	if o.inboundRS == nil {
+		o.inboundRS = &resStats{node: e.inbound}
+	}
+	o.inbound.harvest(o.inboundRS, ms)
+}
+
+// harvest copies the buckets of rs that completed before ms.
+func (s *series) harvest(rs *resStats, ms int64) {
+	w := rs.node.Second()
+	bms := w.BucketMs()
+	cur := ms - ms%bms
+	from := cur - bms // the oldest completed bucket still in the ring
+	if s.rs != nil && s.rs.node == rs.node {
+		from = max(from, s.next)
+	}
+	s.rs = rs
+	tally := rs.tally.Load()
+	for start := from; start < cur; start += bms {
+		b, ok := w.BucketAt(start)
+		if !ok {
+			continue
+		}
+		var c stat.Counts
+		if tally != nil {
+			c, _ = tally.BucketAt(start)
+		}
+		conc := rs.node.Concurrency()
+		if b.Pass == 0 && b.Block == 0 && b.Success == 0 && conc == 0 {
+			continue
+		}
+		s.add(start, b, c, conc)
+	}
+	s.next = max(s.next, cur)
+}
+
+func (s *series) add(start int64, b stat.Bucket, c stat.Counts, conc int64) {
+	if s.secs == nil {
+		s.secs = make([]second, historySeconds)
+		for i := range s.secs {
+			s.secs[i].sec = -1
+		}
+	}
+	sec := start / 1000
+	d := &s.secs[sec%historySeconds]
+	if d.sec != sec {
+		*d = second{sec: sec, bucket: stat.Bucket{MinRT: math.MaxInt64}}
+	}
+	addBucket(&d.bucket, b)
+	addCounts(&d.blockedBy, c)
+	d.conc = conc
+	addBucket(&s.total, b)
+	addCounts(&s.blocked, c)
+}
+
+func addBucket(dst *stat.Bucket, b stat.Bucket) {
+	dst.Pass += b.Pass
+	dst.Block += b.Block
+	dst.Success += b.Success
+	dst.Exception += b.Exception
+	dst.RT += b.RT
+	dst.MinRT = min(dst.MinRT, b.MinRT)
+}
+
+func addCounts(dst *stat.Counts, c stat.Counts) {
+	for k := range c {
+		dst[k] += c[k]
+	}
+}
+
+// figures converts counters to Figures.
+func figures(b stat.Bucket, c stat.Counts, conc int64) Figures {
+	f := Figures{
+		Passed:      b.Pass,
+		Blocked:     b.Block,
+		Succeeded:   b.Success,
+		Failed:      b.Exception,
+		RT:          time.Duration(b.RT) * time.Millisecond,
+		Concurrency: conc,
+	}
+	copy(f.BlockedBy[:], c[:])
+	if b.Success > 0 && b.MinRT != math.MaxInt64 {
+		f.MinRT = time.Duration(b.MinRT) * time.Millisecond
+	}
+	return f
+}
+
+// stats returns the resource's figures at ms.
+func (s *series) stats(name string, ms int64) ResourceStats {
+	r := ResourceStats{Resource: name}
+	if rs := s.rs; rs != nil {
+		var c stat.Counts
+		if t := rs.tally.Load(); t != nil {
+			c = t.Totals(ms)
+		}
+		r.Second = figures(rs.node.Second().Totals(ms), c, rs.node.Concurrency())
+	}
+	minute := stat.Bucket{MinRT: math.MaxInt64}
+	var mc stat.Counts
+	s.eachSecond(ms, func(_ int, d *second) {
+		addBucket(&minute, d.bucket)
+		addCounts(&mc, d.blockedBy)
+	})
+	r.Minute = figures(minute, mc, 0)
+	r.Total = figures(s.total, s.blocked, 0)
+	r.Total.MinRT = 0
+	return r
+}
+
+// eachSecond calls fn with the seconds of the last minute that have
+// counts, and their position (0 the oldest, historySeconds-1 the last
+// whole second).
+func (s *series) eachSecond(ms int64, fn func(i int, d *second)) {
+	if s.secs == nil {
+		return
+	}
+	cur := ms / 1000
+	for i := range historySeconds {
+		sec := cur - historySeconds + int64(i)
+		if sec < 0 {
+			continue
+		}
+		if d := &s.secs[sec%historySeconds]; d.sec == sec {
+			fn(i, d)
+		}
+	}
+}
+
+func (s *series) history(ms int64) []Figures {
+	h := make([]Figures, historySeconds)
+	s.eachSecond(ms, func(i int, d *second) { h[i] = figures(d.bucket, d.blockedBy, d.conc) })
+	return h
+}
+
+// breakerChanged records a transition; the engine listens from its start.
+func (o *observer) breakerChanged(c circuitbreaker.StateChange) {
+	o.bmu.Lock()
+	defer o.bmu.Unlock()
+	if o.breakers == nil {
+		o.breakers = make(map[circuitbreaker.Rule]*breakerTrack)
+	}
+	t := o.breakers[c.Rule]
+	if t == nil {
+		t = &breakerTrack{}
+		o.breakers[c.Rule] = t
+	}
+	t.since = c.Time
+	if inState(c.From) && inState(c.To) {
+		t.transitions[c.From][c.To]++
+	}
+}
+
+// breakerLoaded notes when a breaker's rule came into force.
+func (o *observer) breakerLoaded(r circuitbreaker.Rule, ms int64) {
+	o.bmu.Lock()
+	defer o.bmu.Unlock()
+	if o.breakers == nil {
+		o.breakers = make(map[circuitbreaker.Rule]*breakerTrack)
+	}
+	if o.breakers[r] == nil {
+		o.breakers[r] = &breakerTrack{since: ms}
+	}
+}
+
+func inState(s circuitbreaker.State) bool { return s >= circuitbreaker.Closed && s <= circuitbreaker.HalfOpen }
+
+func (e *Engine) breakerStats() []BreakerStats {
+	t := e.table.Load()
+	names := make([]string, 0, len(t.breakers))
+	for name := range t.breakers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	o := &e.obs
+	o.bmu.Lock()
+	defer o.bmu.Unlock()
+	var out []BreakerStats
+	for _, name := range names {
+		for _, c := range t.breakers[name].checks {
+			b := BreakerStats{Rule: c.b.Rule(), State: c.b.State()}
+			if tr := o.breakers[b.Rule]; tr != nil {
+				b.Since = e.wallTime(tr.since * nsPerMs)
+				b.Transitions = tr.transitions
+			}
+			out = append(out, b)
+		}
+	}
+	return out
+}
