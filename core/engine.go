@@ -257,7 +257,8 @@ type resStats struct {
 	origins sync.Map // origin name → *stat.Node
 	nOrigin atomic.Int64
 	other   atomic.Pointer[stat.Node] // shared by origins past maxOrigins
-	tally   atomic.Pointer[stat.Tally] // blocks by kind, from the first block
+	// tally counts blocks by kind, from the first block.
+	tally atomic.Pointer[stat.Tally]
 }
 
 // maxOrigins bounds the origins measured per resource; callers past it

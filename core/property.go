@@ -23,8 +23,9 @@ type Property[T any] struct {
 }
 
 type listener[T any] struct {
-	fn      func(T) error
-	from    func(T, RuleSource) error // nil: fn, which does not care
+	fn func(T) error
+	// from is called instead of fn with the value's source, when not nil.
+	from    func(T, RuleSource) error
 	partial func() bool // nil: the listener wants whole values only
 }
 

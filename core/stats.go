@@ -1,7 +1,6 @@
 package core
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"sync"
@@ -117,14 +116,17 @@ func (e *Engine) Stats() Stats {
 	e.harvest(now)
 	ms := now / nsPerMs
 	st := Stats{Time: e.wallTime(now)}
-	st.Resources = make([]ResourceStats, 0, len(o.series))
+	names := make([]string, 0, len(o.series))
 	for name, s := range o.series {
-		if s.gone {
-			continue
+		if !s.gone {
+			names = append(names, name)
 		}
-		st.Resources = append(st.Resources, s.stats(name, ms))
 	}
-	slices.SortFunc(st.Resources, func(a, b ResourceStats) int { return cmp.Compare(a.Resource, b.Resource) })
+	slices.Sort(names)
+	st.Resources = make([]ResourceStats, len(names))
+	for i, name := range names {
+		st.Resources[i] = o.series[name].stats(name, ms)
+	}
 	st.Breakers = e.breakerStats()
 	st.Rules = e.ruleStats()
 	st.System = SystemStats{
@@ -167,8 +169,8 @@ type observer struct {
 	inbound series
 	// inboundRS wraps the engine's inbound node for harvest.
 	inboundRS *resStats
-	stop    chan struct{} // nil until the first Stats; closed by Close
-	done    chan struct{}
+	stop      chan struct{} // nil until the first Stats; closed by Close
+	done      chan struct{}
 
 	bmu      sync.Mutex
 	breakers map[circuitbreaker.Rule]*breakerTrack
@@ -179,19 +181,54 @@ type breakerTrack struct {
 	transitions [circuitbreaker.HalfOpen + 1][circuitbreaker.HalfOpen + 1]int64
 }
 
-// second is one second of a resource's history.
+// second is one second of a resource's history, kept small (a resource
+// keeps 60): counts saturate at 2³²-1 per second.
 type second struct {
-	sec       int64 // which second (engine ms / 1000); -1 when unused
-	bucket    stat.Bucket
-	blockedBy stat.Counts
-	conc      int64
+	sec                             int64 // which second (engine ms / 1000); -1 when unused
+	pass, block, success, exception uint32
+	rt, minRT                       uint32 // ms; minRT is MaxUint32 when nothing completed
+	conc                            int32
+}
+
+// sat32 converts a count to a second's, saturating.
+func sat32(n int64) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }
+
+func (d *second) add(b stat.Bucket, conc int64) {
+	d.pass = sat32(int64(d.pass) + b.Pass)
+	d.block = sat32(int64(d.block) + b.Block)
+	d.success = sat32(int64(d.success) + b.Success)
+	d.exception = sat32(int64(d.exception) + b.Exception)
+	d.rt = sat32(int64(d.rt) + b.RT)
+	d.minRT = min(d.minRT, sat32(b.MinRT))
+	d.conc = int32(min(max(conc, math.MinInt32), math.MaxInt32))
+}
+
+func (d *second) bucket() stat.Bucket {
+	b := stat.Bucket{Pass: int64(d.pass), Block: int64(d.block), Success: int64(d.success),
+		Exception: int64(d.exception), RT: int64(d.rt), MinRT: math.MaxInt64}
+	if d.minRT != math.MaxUint32 {
+		b.MinRT = int64(d.minRT)
+	}
+	return b
+}
+
+// kindCounts is one second's blocks by kind (index k-1 for kind k).
+type kindCounts [stat.TallyKinds - 1]uint32
+
+func (k *kindCounts) counts() stat.Counts {
+	var c stat.Counts
+	for i, n := range k {
+		c[i+1] = int64(n)
+	}
+	return c
 }
 
 // series is the harvested history of one resource.
 type series struct {
-	rs      *resStats // the statistics harvested last (pin replaces them)
-	next    int64     // start of the first bucket not harvested yet, ms
-	secs    []second  // a ring of historySeconds, allocated at the first count
+	rs      *resStats    // the statistics harvested last (pin replaces them)
+	next    int64        // start of the first bucket not harvested yet, ms
+	secs    []second     // a ring of historySeconds, allocated at the first count
+	kinds   []kindCounts // blocks by kind, parallel to secs, from the first block
 	total   stat.Bucket
 	blocked stat.Counts
 	gone    bool // no longer in the registry
@@ -319,15 +356,33 @@ func (s *series) add(start int64, b stat.Bucket, c stat.Counts, conc int64) {
 		}
 	}
 	sec := start / 1000
-	d := &s.secs[sec%historySeconds]
+	i := sec % historySeconds
+	d := &s.secs[i]
 	if d.sec != sec {
-		*d = second{sec: sec, bucket: stat.Bucket{MinRT: math.MaxInt64}}
+		*d = second{sec: sec, minRT: math.MaxUint32}
+		if s.kinds != nil {
+			s.kinds[i] = kindCounts{}
+		}
 	}
-	addBucket(&d.bucket, b)
-	addCounts(&d.blockedBy, c)
-	d.conc = conc
+	d.add(b, conc)
+	if b.Block > 0 {
+		if s.kinds == nil {
+			s.kinds = make([]kindCounts, historySeconds)
+		}
+		for k := 1; k < len(c); k++ {
+			s.kinds[i][k-1] = sat32(int64(s.kinds[i][k-1]) + c[k])
+		}
+	}
 	addBucket(&s.total, b)
 	addCounts(&s.blocked, c)
+}
+
+// kindsAt returns the blocks by kind of ring entry i.
+func (s *series) kindsAt(i int64) stat.Counts {
+	if s.kinds == nil {
+		return stat.Counts{}
+	}
+	return s.kinds[i].counts()
 }
 
 func addBucket(dst *stat.Bucket, b stat.Bucket) {
@@ -375,8 +430,8 @@ func (s *series) stats(name string, ms int64) ResourceStats {
 	minute := stat.Bucket{MinRT: math.MaxInt64}
 	var mc stat.Counts
 	s.eachSecond(ms, func(_ int, d *second) {
-		addBucket(&minute, d.bucket)
-		addCounts(&mc, d.blockedBy)
+		addBucket(&minute, d.bucket())
+		addCounts(&mc, s.kindsAt(d.sec%historySeconds))
 	})
 	r.Minute = figures(minute, mc, 0)
 	r.Total = figures(s.total, s.blocked, 0)
@@ -405,7 +460,9 @@ func (s *series) eachSecond(ms int64, fn func(i int, d *second)) {
 
 func (s *series) history(ms int64) []Figures {
 	h := make([]Figures, historySeconds)
-	s.eachSecond(ms, func(i int, d *second) { h[i] = figures(d.bucket, d.blockedBy, d.conc) })
+	s.eachSecond(ms, func(i int, d *second) {
+		h[i] = figures(d.bucket(), s.kindsAt(d.sec%historySeconds), int64(d.conc))
+	})
 	return h
 }
 
@@ -439,7 +496,9 @@ func (o *observer) breakerLoaded(r circuitbreaker.Rule, ms int64) {
 	}
 }
 
-func inState(s circuitbreaker.State) bool { return s >= circuitbreaker.Closed && s <= circuitbreaker.HalfOpen }
+func inState(s circuitbreaker.State) bool {
+	return s >= circuitbreaker.Closed && s <= circuitbreaker.HalfOpen
+}
 
 func (e *Engine) breakerStats() []BreakerStats {
 	t := e.table.Load()

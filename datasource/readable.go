@@ -39,6 +39,9 @@ type Status struct {
 	// Failures counts consecutive failed attempts (read errors and rejected
 	// documents) since the last success.
 	Failures int
+	// TotalFailures counts every failed attempt since the Readable was
+	// made: it only grows (a Prometheus counter).
+	TotalFailures int64
 	// LastRead is when the Source last answered a read.
 	LastRead time.Time
 	// Watching says a Watch call is in progress. False while polling,
@@ -374,6 +377,7 @@ func (r *Readable[T]) readFailed(err error) {
 	r.mu.Lock()
 	r.status.Err = err
 	r.status.Failures++
+	r.status.TotalFailures++
 	n := r.status.Failures
 	r.mu.Unlock()
 	r.log.Warn("datasource read failed", "err", err, "failures", n)
@@ -428,6 +432,7 @@ func (r *Readable[T]) apply(snap Snapshot) bool {
 		st.Err = cur.rejected
 		if out == rejected {
 			st.Failures++
+			st.TotalFailures++
 		}
 	case out == kept || (out == unchanged && cur.missing && r.opts.keepOnMissing):
 		// The value in force is not this document's: Revision, AppliedAt
