@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -150,6 +151,24 @@ func (e *Engine) emit(ev RuleEvent) {
 	}
 	for _, fn := range l.subs {
 		fn(ev)
+	}
+}
+
+// rejectKind returns what emits the rejection of a document of kind
+// (or "ruleset") that did not decode. A rule set's error names the kind
+// when one kind's rules were at fault.
+func (e *Engine) rejectKind(kind string) func(RuleSource, error) {
+	return func(src RuleSource, err error) {
+		var verr *ValidationError
+		k := kind
+		if errors.As(err, &verr) && verr.Kind != "" {
+			k = verr.Kind
+		}
+		rules := 0
+		if i := slices.Index(kindNames[:], k); i >= 0 {
+			rules = e.ruleStats()[i].Rules
+		}
+		e.emit(RuleEvent{Time: e.wallTime(e.now()), Kind: k, Source: src, Rejected: true, Errors: []string{err.Error()}, Rules: rules})
 	}
 }
 

@@ -106,5 +106,5 @@ func (e *Engine) loadRuleSet(rs RuleSet, src RuleSource) error {
 // listening; the rules in force stay. It is independent of the kinds'
 // [RuleManager.Register]: whichever loads last wins for a kind.
 func (e *Engine) RegisterRuleSet(p *Property[RuleSet]) (cancel func()) {
-	return p.listen(listener[RuleSet]{fn: e.LoadRuleSet, from: e.loadRuleSet})
+	return p.listen(listener[RuleSet]{fn: e.LoadRuleSet, from: e.loadRuleSet, reject: e.rejectKind("ruleset")})
 }

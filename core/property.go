@@ -27,6 +27,8 @@ type listener[T any] struct {
 	// from is called instead of fn with the value's source, when not nil.
 	from    func(T, RuleSource) error
 	partial func() bool // nil: the listener wants whole values only
+	// reject, when not nil, hears of values refused before Set.
+	reject func(RuleSource, error)
 }
 
 // NewProperty returns a property with no value and no listeners.
@@ -108,4 +110,18 @@ func (l listener[T]) call(v T, src RuleSource) error {
 		return l.from(v, src)
 	}
 	return l.fn(v)
+}
+
+// Reject tells the listeners that a value read from src was refused before
+// it could be set (its document did not decode): a [RuleManager] reports
+// it as a rejected [RuleEvent]. The value does not change. Datasources call
+// it.
+func (p *Property[T]) Reject(src RuleSource, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.listeners {
+		if l.reject != nil {
+			l.reject(src, err)
+		}
+	}
 }

@@ -179,7 +179,7 @@ func (m *RuleManager[R]) Register(p *Property[[]R]) {
 	if m.cancel != nil {
 		m.cancel()
 	}
-	m.cancel = p.listen(listener[[]R]{fn: m.Load, from: m.load, partial: m.lenient.Load})
+	m.cancel = p.listen(listener[[]R]{fn: m.Load, from: m.load, partial: m.lenient.Load, reject: m.e.rejectKind(m.k.name)})
 }
 
 // OnChange calls fn after every swap of this kind's rules, in order, from

@@ -479,6 +479,7 @@ func (r *Readable[T]) set(snap Snapshot) (rejected, warn error) {
 		var err error
 		v, warn, err = r.decode(snap.Data)
 		if err != nil {
+			r.prop.Reject(core.RuleSource{Name: r.name, Revision: snap.Revision}, err)
 			return named(r.name, "decode: %w (revision %s)", err, snap.Revision), nil
 		}
 	}
