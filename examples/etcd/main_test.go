@@ -66,7 +66,7 @@ func TestFollowsLiveChanges(t *testing.T) {
 
 	_, err = cli.Put(ctx, key, `[{"resource":"GET /orders","count":20}]`)
 	require.NoError(t, err)
-	waitOut("+ GET /orders: 20 QPS")
+	waitOut("+ GET /orders: count=20")
 
 	_, err = cli.Put(ctx, key, `[{"resource":"GET /orders","count":5}]`)
 	require.NoError(t, err)
@@ -80,7 +80,7 @@ func TestFollowsLiveChanges(t *testing.T) {
 
 	_, err = cli.Delete(ctx, key)
 	require.NoError(t, err)
-	waitOut("- GET /orders: 5 QPS")
+	waitOut("- GET /orders: count=5")
 	waitOut("warning: the document was deleted: no rules in force")
 }
 

@@ -160,7 +160,7 @@ func TestQuickstartFollowsEditsAndSurvivesTypos(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rules.json")
 	writeFile(t, path, string(defaultRules))
 	out, waitFor := start(t, path)
-	mark := waitFor(0, "following "+path, "+ GET /orders: 20 QPS", "by flow rule QPS 20")
+	mark := waitFor(0, "following "+path, "+ GET /orders: count=20", "by flow rule QPS 20")
 	assert.NotContains(t, out.String(), "warning")
 
 	// A threshold change prints old → new and is applied.
@@ -191,7 +191,7 @@ func TestQuickstartMissingFileIsLoud(t *testing.T) {
 	mark := waitFor(0, "warning: "+path+" does not exist: no rules in force")
 
 	writeFile(t, path, `[{"resource": "GET /orders", "count": 5}]`)
-	waitFor(mark, "rules changed: 1 in force\n  + GET /orders: 5 QPS\n", "by flow rule QPS 5")
+	waitFor(mark, "rules changed: 1 in force\n  + GET /orders: count=5\n", "by flow rule QPS 5")
 }
 
 func TestQuickstartBrokenAtStartHasNoRules(t *testing.T) {
@@ -204,7 +204,7 @@ func TestQuickstartBrokenAtStartHasNoRules(t *testing.T) {
 	mark = waitFor(mark, "document rejected: no rules in force")
 
 	writeFile(t, path, `[{"resource": "GET /orders", "count": 5}]`)
-	waitFor(mark, "+ GET /orders: 5 QPS", "document valid again\n", "by flow rule QPS 5")
+	waitFor(mark, "+ GET /orders: count=5", "document valid again\n", "by flow rule QPS 5")
 	assert.NotContains(t, out.String(), "still in force")
 	assert.NotContains(t, out.String(), "rules in force stay")
 }
