@@ -1,7 +1,9 @@
 package core_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"testing"
@@ -256,4 +258,21 @@ func TestStatsAfterClose(t *testing.T) {
 	require.NoError(t, e.Close())
 	call(e, "r", 0, nil)
 	assert.Equal(t, int64(1), resourceStats(t, e.Stats(), "r").Second.Passed)
+}
+
+func ExampleEngine_Stats() {
+	e := core.NewEngine()
+	defer e.Close()
+	_ = e.Flow().Load([]flow.Rule{{Resource: "GET /orders", Count: 2}})
+	for range 3 {
+		if en, err := e.Enter(context.Background(), "GET /orders"); err == nil {
+			en.Exit()
+		}
+	}
+	for _, r := range e.Stats().Resources {
+		s := r.Second
+		fmt.Printf("%s: %d passed, %d blocked (%d by flow rules), %d in flight\n",
+			r.Resource, s.Passed, s.Blocked, s.BlockedBy[core.BlockFlow], s.Concurrency)
+	}
+	// Output: GET /orders: 2 passed, 1 blocked (1 by flow rules), 0 in flight
 }
