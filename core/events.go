@@ -193,6 +193,11 @@ func changeEvent[R any](m *RuleManager[R], old, cur []R, src RuleSource, verr *V
 	now := m.e.now()
 	ev := RuleEvent{Time: m.e.wallTime(now), Kind: m.k.name, Source: src, Errors: ruleErrors(verr), Rules: len(cur)}
 	added, removed, _ := diff(old, cur, m.k.equal, m.k.resource)
+	for _, r := range removed {
+		if b, ok := any(r).(circuitbreaker.Rule); ok {
+			m.e.obs.breakerRemoved(b)
+		}
+	}
 	base := reflect.ValueOf(m.k.defaults(*new(R)))
 	used := make([]bool, len(added))
 	for _, r := range removed {

@@ -146,7 +146,9 @@ func (e *Engine) History(resource string) []Figures {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	now := e.now()
-	e.harvest(now)
+	if ms := now / nsPerMs; o.series == nil || ms-ms%harvestBucketMs != o.harvested {
+		e.harvest(now) // else nothing completed since the last harvest
+	}
 	s := o.series[resource]
 	if s == nil || s.gone {
 		return nil
@@ -156,6 +158,9 @@ func (e *Engine) History(resource string) []Figures {
 
 // historySeconds is how many seconds of history each resource keeps.
 const historySeconds = 60
+
+// harvestBucketMs is the bucket length of the second windows harvested.
+const harvestBucketMs = stat.SecondIntervalMs / stat.SecondSampleCount
 
 // harvestEvery is how often the observer copies completed buckets: well
 // within a bucket's length (500 ms), after which the window reuses it.
@@ -167,6 +172,8 @@ type observer struct {
 	mu      sync.Mutex
 	series  map[string]*series
 	inbound series
+	// harvested is the start of the bucket of the last harvest, ms.
+	harvested int64
 	// inboundRS wraps the engine's inbound node for harvest.
 	inboundRS *resStats
 	stop      chan struct{} // nil until the first Stats; closed by Close
@@ -293,6 +300,7 @@ func (e *Engine) harvest(now int64) {
 	o := &e.obs
 	e.startObserver()
 	ms := now / nsPerMs
+	o.harvested = ms - ms%harvestBucketMs
 	seen := 0
 	e.nodes.m.Range(func(k, v any) bool {
 		name, rs := k.(string), v.(*resStats)
@@ -484,16 +492,22 @@ func (o *observer) breakerChanged(c circuitbreaker.StateChange) {
 	}
 }
 
-// breakerLoaded notes when a breaker's rule came into force.
+// breakerLoaded notes when a breaker's rule came into force: a new,
+// closed breaker.
 func (o *observer) breakerLoaded(r circuitbreaker.Rule, ms int64) {
 	o.bmu.Lock()
 	defer o.bmu.Unlock()
 	if o.breakers == nil {
 		o.breakers = make(map[circuitbreaker.Rule]*breakerTrack)
 	}
-	if o.breakers[r] == nil {
-		o.breakers[r] = &breakerTrack{since: ms}
-	}
+	o.breakers[r] = &breakerTrack{since: ms}
+}
+
+// breakerRemoved forgets a breaker whose rule is no longer in force.
+func (o *observer) breakerRemoved(r circuitbreaker.Rule) {
+	o.bmu.Lock()
+	defer o.bmu.Unlock()
+	delete(o.breakers, r)
 }
 
 func inState(s circuitbreaker.State) bool {

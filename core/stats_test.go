@@ -189,6 +189,15 @@ func TestStatsBreakers(t *testing.T) {
 		assert.Equal(t, circuitbreaker.Closed, b.State)
 		assert.Equal(t, int64(1), b.Transitions[circuitbreaker.Open][circuitbreaker.HalfOpen])
 		assert.Equal(t, int64(1), b.Transitions[circuitbreaker.HalfOpen][circuitbreaker.Closed])
+
+		// A changed rule is a new breaker: closed since it was loaded.
+		time.Sleep(time.Second)
+		rule.Count = 5
+		require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{rule}))
+		b = e.Stats().Breakers[0]
+		assert.Equal(t, rule, b.Rule)
+		assert.WithinDuration(t, time.Now(), b.Since, 0)
+		assert.Zero(t, b.Transitions)
 	})
 }
 
