@@ -2,8 +2,10 @@ package bulwarkprom
 
 import (
 	"math"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
@@ -22,6 +24,12 @@ func WithDatasources(ds ...interface{ Status() datasource.Status }) Option {
 type collector struct {
 	e       *core.Engine
 	sources []interface{ Status() datasource.Status }
+
+	// labels caches each resource's label pair: a scrape of many
+	// resources builds none (their number is bounded by the engine's).
+	mu        sync.Mutex
+	labels    map[string][]*dto.LabelPair
+	labelName string // "resource"
 }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -52,7 +60,7 @@ var (
 // NewCollector returns a collector of e's metrics (see the package doc).
 // Register it on your own registry: prometheus.NewRegistry().MustRegister.
 func NewCollector(e *core.Engine, opts ...Option) prometheus.Collector {
-	c := &collector{e: e}
+	c := &collector{e: e, labels: map[string][]*dto.LabelPair{}, labelName: "resource"}
 	for _, o := range opts {
 		o(c)
 	}
@@ -73,18 +81,35 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
+	// The metrics of every resource, in one allocation.
+	ms := make([]resourceMetric, 4*len(st.Resources))
+	c.mu.Lock()
 	for i := range st.Resources {
 		r := &st.Resources[i]
 		t := &r.Total
-		counter(passedDesc, float64(t.Passed), r.Resource)
+		labels := c.labels[r.Resource]
+		if labels == nil {
+			name := r.Resource
+			labels = []*dto.LabelPair{{Name: &c.labelName, Value: &name}}
+			c.labels[r.Resource] = labels
+		}
+		m := ms[4*i : 4*i+4]
+		m[0] = resourceMetric{desc: passedDesc, labels: labels, kind: counterMetric, value: float64(t.Passed)}
+		m[1] = resourceMetric{desc: errorsDesc, labels: labels, kind: counterMetric, value: float64(t.Failed)}
+		m[2] = resourceMetric{desc: rtDesc, labels: labels, kind: summaryMetric, value: t.RT.Seconds(), count: uint64(t.Succeeded)}
+		m[3] = resourceMetric{desc: concDesc, labels: labels, kind: gaugeMetric, value: float64(r.Second.Concurrency)}
+	}
+	c.mu.Unlock()
+	for i := range ms {
+		ch <- &ms[i]
+	}
+	for i := range st.Resources {
+		r := &st.Resources[i]
 		for _, k := range blockKinds {
-			if t.BlockedBy[k] > 0 {
-				counter(blockedDesc, float64(t.BlockedBy[k]), r.Resource, k.String())
+			if n := r.Total.BlockedBy[k]; n > 0 {
+				counter(blockedDesc, float64(n), r.Resource, k.String())
 			}
 		}
-		counter(errorsDesc, float64(t.Failed), r.Resource)
-		ch <- prometheus.MustNewConstSummary(rtDesc, uint64(t.Succeeded), t.RT.Seconds(), nil, r.Resource)
-		gauge(concDesc, float64(r.Second.Concurrency), r.Resource)
 	}
 	c.breakers(st.Breakers, gauge, counter)
 	for _, k := range st.Rules {
@@ -142,4 +167,36 @@ func (c *collector) breakers(bs []core.BreakerStats, gauge, counter func(*promet
 			}
 		}
 	}
+}
+
+// resourceMetric is one metric of one resource: what
+// prometheus.MustNewConstMetric makes, without building the label pair
+// again at every scrape.
+type resourceMetric struct {
+	desc   *prometheus.Desc
+	labels []*dto.LabelPair // shared: never changed once made
+	value  float64          // counter or gauge value, summary sum
+	count  uint64           // summary count
+	kind   uint8
+}
+
+const (
+	counterMetric uint8 = iota
+	gaugeMetric
+	summaryMetric
+)
+
+func (m *resourceMetric) Desc() *prometheus.Desc { return m.desc }
+
+func (m *resourceMetric) Write(out *dto.Metric) error {
+	out.Label = m.labels
+	switch m.kind {
+	case counterMetric:
+		out.Counter = &dto.Counter{Value: &m.value}
+	case gaugeMetric:
+		out.Gauge = &dto.Gauge{Value: &m.value}
+	default:
+		out.Summary = &dto.Summary{SampleCount: &m.count, SampleSum: &m.value}
+	}
+	return nil
 }
