@@ -2,7 +2,7 @@ package admin
 
 import (
 	"cmp"
-	"embed"
+	_ "embed" // the page
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -14,8 +14,10 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 )
 
+// page is the live page: one file, everything inline.
+//
 //go:embed page.html
-var page embed.FS
+var page []byte
 
 // Option configures a Handler.
 type Option func(*config)
@@ -43,10 +45,6 @@ func Handler(e *core.Engine, opts ...Option) http.Handler {
 	for _, o := range opts {
 		o(&c)
 	}
-	html, err := page.ReadFile("page.html")
-	if err != nil {
-		panic("admin: page.html is not embedded: " + err.Error()) // a build without it cannot happen
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -61,7 +59,7 @@ func Handler(e *core.Engine, opts ...Option) http.Handler {
 		case r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/"):
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:")
-			_, _ = w.Write(html)
+			_, _ = w.Write(page)
 		default:
 			http.NotFound(w, r)
 		}

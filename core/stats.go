@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
@@ -179,13 +180,15 @@ type observer struct {
 	stop      chan struct{} // nil until the first Stats; closed by Close
 	done      chan struct{}
 
-	bmu      sync.Mutex
-	breakers map[circuitbreaker.Rule]*breakerTrack
+	// breakers holds a *breakerTrack per breaker rule in force. Entries
+	// update it on a transition without a lock, so that no reader can
+	// make them wait.
+	breakers sync.Map
 }
 
 type breakerTrack struct {
-	since       int64 // engine ms of the last transition
-	transitions [circuitbreaker.HalfOpen + 1][circuitbreaker.HalfOpen + 1]int64
+	since       atomic.Int64 // engine ms of the last transition
+	transitions [circuitbreaker.HalfOpen + 1][circuitbreaker.HalfOpen + 1]atomic.Int64
 }
 
 // second is one second of a resource's history, kept small (a resource
@@ -476,39 +479,27 @@ func (s *series) history(ms int64) []Figures {
 
 // breakerChanged records a transition; the engine listens from its start.
 func (o *observer) breakerChanged(c circuitbreaker.StateChange) {
-	o.bmu.Lock()
-	defer o.bmu.Unlock()
-	if o.breakers == nil {
-		o.breakers = make(map[circuitbreaker.Rule]*breakerTrack)
+	v, ok := o.breakers.Load(c.Rule)
+	if !ok {
+		v, _ = o.breakers.LoadOrStore(c.Rule, new(breakerTrack)) // a rule loaded before the listener
 	}
-	t := o.breakers[c.Rule]
-	if t == nil {
-		t = &breakerTrack{}
-		o.breakers[c.Rule] = t
-	}
-	t.since = c.Time
+	t := v.(*breakerTrack)
+	t.since.Store(c.Time)
 	if inState(c.From) && inState(c.To) {
-		t.transitions[c.From][c.To]++
+		t.transitions[c.From][c.To].Add(1)
 	}
 }
 
 // breakerLoaded notes when a breaker's rule came into force: a new,
 // closed breaker.
 func (o *observer) breakerLoaded(r circuitbreaker.Rule, ms int64) {
-	o.bmu.Lock()
-	defer o.bmu.Unlock()
-	if o.breakers == nil {
-		o.breakers = make(map[circuitbreaker.Rule]*breakerTrack)
-	}
-	o.breakers[r] = &breakerTrack{since: ms}
+	t := new(breakerTrack)
+	t.since.Store(ms)
+	o.breakers.Store(r, t)
 }
 
 // breakerRemoved forgets a breaker whose rule is no longer in force.
-func (o *observer) breakerRemoved(r circuitbreaker.Rule) {
-	o.bmu.Lock()
-	defer o.bmu.Unlock()
-	delete(o.breakers, r)
-}
+func (o *observer) breakerRemoved(r circuitbreaker.Rule) { o.breakers.Delete(r) }
 
 func inState(s circuitbreaker.State) bool {
 	return s >= circuitbreaker.Closed && s <= circuitbreaker.HalfOpen
@@ -522,15 +513,18 @@ func (e *Engine) breakerStats() []BreakerStats {
 	}
 	slices.Sort(names)
 	o := &e.obs
-	o.bmu.Lock()
-	defer o.bmu.Unlock()
 	var out []BreakerStats
 	for _, name := range names {
 		for _, c := range t.breakers[name].checks {
 			b := BreakerStats{Rule: c.b.Rule(), State: c.b.State()}
-			if tr := o.breakers[b.Rule]; tr != nil {
-				b.Since = e.wallTime(tr.since * nsPerMs)
-				b.Transitions = tr.transitions
+			if v, ok := o.breakers.Load(b.Rule); ok {
+				tr := v.(*breakerTrack)
+				b.Since = e.wallTime(tr.since.Load() * nsPerMs)
+				for f := range tr.transitions {
+					for to := range tr.transitions[f] {
+						b.Transitions[f][to] = tr.transitions[f][to].Load()
+					}
+				}
 			}
 			out = append(out, b)
 		}
