@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -50,11 +51,12 @@ const keptEvents = 100
 
 // ruleLog is the engine's record of rule events.
 type ruleLog struct {
-	mu     sync.Mutex // serialises events: subscribers see them in order
-	ring   []RuleEvent
-	next   int
-	subs   map[uint64]func(RuleEvent)
-	nextID uint64
+	deliver sync.Mutex // serialises events: subscribers see them in order
+	mu      sync.Mutex // guards the rest
+	ring    []RuleEvent
+	next    int
+	subs    map[uint64]func(RuleEvent)
+	nextID  uint64
 	// per kind, in kindNames order: where the rules in force came from,
 	// and the changes applied and rejected.
 	sources           [len(kindNames)]RuleSource
@@ -66,7 +68,8 @@ var kindNames = [...]string{"flow", "circuitbreaker", "system", "authority", "ho
 
 // OnRuleEvent calls fn with every rule event from now on, in order, on the
 // goroutine that loaded the rules; fn must be quick and must not load
-// rules. cancel stops the calls.
+// rules (it may read [Engine.RuleEvents] or [Engine.Stats]). cancel stops
+// the calls.
 func (e *Engine) OnRuleEvent(fn func(RuleEvent)) (cancel func()) {
 	l := &e.events
 	l.mu.Lock()
@@ -116,11 +119,14 @@ func (e *Engine) ruleStats() []RuleStats {
 	return out
 }
 
-// emit records ev, logs it and tells the subscribers.
+// emit records ev, logs it and tells the subscribers, in the order of
+// subscription. Events are delivered one at a time, in order; a subscriber
+// may read the events or subscribe (only l.mu guards those).
 func (e *Engine) emit(ev RuleEvent) {
 	l := &e.events
+	l.deliver.Lock()
+	defer l.deliver.Unlock()
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if i := slices.Index(kindNames[:], ev.Kind); i >= 0 {
 		if ev.Rejected {
 			l.rejected[i]++
@@ -135,6 +141,12 @@ func (e *Engine) emit(ev RuleEvent) {
 		l.ring[l.next] = ev
 		l.next = (l.next + 1) % keptEvents
 	}
+	ids := slices.Sorted(maps.Keys(l.subs))
+	fns := make([]func(RuleEvent), len(ids))
+	for i, id := range ids {
+		fns[i] = l.subs[id]
+	}
+	l.mu.Unlock()
 	attrs := []any{"kind", ev.Kind, "source", ev.Source.Name, "revision", ev.Source.Revision, "rules", ev.Rules}
 	for _, a := range []struct {
 		key  string
@@ -149,7 +161,7 @@ func (e *Engine) emit(ev RuleEvent) {
 	} else {
 		e.log.Info("rules changed", attrs...)
 	}
-	for _, fn := range l.subs {
+	for _, fn := range fns {
 		fn(ev)
 	}
 }

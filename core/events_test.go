@@ -124,3 +124,16 @@ func ExampleEngine_OnRuleEvent() {
 	// flow added [GET /orders: count=100] changed []
 	// flow added [] changed [GET /orders: count 100 → 200]
 }
+
+func TestRuleEventSubscribersMayReadTheEngine(t *testing.T) {
+	e := core.NewEngine()
+	defer e.Close()
+	var seen []int
+	e.OnRuleEvent(func(ev core.RuleEvent) {
+		seen = append(seen, len(e.RuleEvents()))
+		assert.Equal(t, ev.Rules, e.Stats().Rules[0].Rules)
+	})
+	require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "r", Count: 1}}))
+	require.Error(t, e.Flow().Load([]flow.Rule{{Resource: "r", Count: -1}}))
+	assert.Equal(t, []int{1, 2}, seen, "each event is recorded before it is delivered")
+}
