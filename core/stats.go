@@ -78,7 +78,8 @@ type SystemStats struct {
 	// only then) or when they cannot be read.
 	Load1, CPUUsage float64
 	// Inbound is the engine-wide total of inbound entries (see [Inbound]):
-	// the QPS, RT and concurrency that system rules check.
+	// the QPS, RT and concurrency that system rules check. Its blocks are
+	// not split by kind (BlockedBy is zero): each resource's are.
 	Inbound ResourceStats
 }
 
