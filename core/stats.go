@@ -385,8 +385,8 @@ func (s *series) add(start int64, b stat.Bucket, c stat.Counts, conc int64) {
 			s.kinds[i][k-1] = sat32(int64(s.kinds[i][k-1]) + c[k])
 		}
 	}
-	addBucket(&s.total, b)
-	addCounts(&s.blocked, c)
+	s.total.Add(b)
+	s.blocked.Add(c)
 }
 
 // kindsAt returns the blocks by kind of ring entry i.
@@ -395,21 +395,6 @@ func (s *series) kindsAt(i int64) stat.Counts {
 		return stat.Counts{}
 	}
 	return s.kinds[i].counts()
-}
-
-func addBucket(dst *stat.Bucket, b stat.Bucket) {
-	dst.Pass += b.Pass
-	dst.Block += b.Block
-	dst.Success += b.Success
-	dst.Exception += b.Exception
-	dst.RT += b.RT
-	dst.MinRT = min(dst.MinRT, b.MinRT)
-}
-
-func addCounts(dst *stat.Counts, c stat.Counts) {
-	for k := range c {
-		dst[k] += c[k]
-	}
 }
 
 // figures converts counters to Figures.
@@ -442,8 +427,8 @@ func (s *series) stats(name string, ms int64) ResourceStats {
 	minute := stat.Bucket{MinRT: math.MaxInt64}
 	var mc stat.Counts
 	s.eachSecond(ms, func(_ int, d *second) {
-		addBucket(&minute, d.bucket())
-		addCounts(&mc, s.kindsAt(d.sec%historySeconds))
+		minute.Add(d.bucket())
+		mc.Add(s.kindsAt(d.sec % historySeconds))
 	})
 	r.Minute = figures(minute, mc, 0)
 	r.Total = figures(s.total, s.blocked, 0)

@@ -12,8 +12,8 @@ type Bucket struct {
 	MinRT int64
 }
 
-// add adds o's counts to b.
-func (b *Bucket) add(o Bucket) {
+// Add adds o's counts to b (and keeps the smaller MinRT).
+func (b *Bucket) Add(o Bucket) {
 	b.Pass += o.Pass
 	b.Block += o.Block
 	b.Success += o.Success
@@ -60,7 +60,7 @@ func (w *Window) Totals(now int64) Bucket {
 	t := Bucket{MinRT: math.MaxInt64}
 	for i := range w.starts {
 		if w.valid(w.starts[i].Load(), now) {
-			t.add(w.read(i))
+			t.Add(w.read(i))
 		}
 	}
 	return t
@@ -92,6 +92,13 @@ func (t *Tally) Add(now int64, k int, n int64) {
 // Counts is a tally's count per kind; index 0 is unused.
 type Counts [TallyKinds]int64
 
+// Add adds o's counts to c.
+func (c *Counts) Add(o Counts) {
+	for k := range o {
+		c[k] += o[k]
+	}
+}
+
 // BucketMs returns the length of a bucket in ms.
 func (t *Tally) BucketMs() int64 { return t.w.bucketMs }
 
@@ -114,10 +121,7 @@ func (t *Tally) Totals(now int64) Counts {
 	var c Counts
 	for i := range t.w.starts {
 		if t.w.valid(t.w.starts[i].Load(), now) {
-			b := t.counts(i)
-			for k := 1; k < TallyKinds; k++ {
-				c[k] += b[k]
-			}
+			c.Add(t.counts(i))
 		}
 	}
 	return c
