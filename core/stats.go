@@ -28,8 +28,8 @@ type Figures struct {
 	// MinRT is the smallest response time of a completed entry, 0 when
 	// none completed.
 	MinRT time.Duration
-	// Concurrency is the number of entries in flight: now, or at the end
-	// of a second of a history.
+	// Concurrency is the number of entries in flight: now in Second, at
+	// the end of the second in a History; 0 in Minute and Total.
 	Concurrency int64
 }
 
