@@ -289,15 +289,16 @@ func (r *registry) pin(resource string) *resStats {
 	if v, ok := r.m.Load(resource); ok {
 		s := v.(*resStats)
 		if s.node.Second().Stripes() >= r.stripes {
+			s.tally.CompareAndSwap(nil, stat.NewTally(r.stripes)) // see pinned
 			return s
 		}
-		ns := &resStats{node: stat.NewNode(r.stripes)}
+		ns := pinned(r.stripes)
 		if r.m.CompareAndSwap(resource, s, ns) {
 			return ns
 		}
 		return r.pin(resource)
 	}
-	if _, loaded := r.m.LoadOrStore(resource, &resStats{node: stat.NewNode(r.stripes)}); !loaded {
+	if _, loaded := r.m.LoadOrStore(resource, pinned(r.stripes)); !loaded {
 		r.n.Add(1)
 	}
 	return r.pin(resource)

@@ -245,8 +245,17 @@ type series struct {
 	gone    bool // no longer in the registry
 }
 
+// pinned returns the statistics of a resource that has rules: its tally
+// of blocks by kind is made now, so that blocking allocates nothing.
+func pinned(stripes int) *resStats {
+	s := &resStats{node: stat.NewNode(stripes)}
+	s.tally.Store(stat.NewTally(stripes))
+	return s
+}
+
 // addBlocked counts n entries blocked by a rule of kind k, by kind; the
-// node counts them all together.
+// node counts them all together. A resource without rules gets its tally
+// at its first block (by a system rule, whose block allocates anyway).
 func (s *resStats) addBlocked(ms int64, k BlockKind, n int64) {
 	t := s.tally.Load()
 	if t == nil {
