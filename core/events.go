@@ -40,8 +40,9 @@ type RuleEvent struct {
 	Rejected bool
 	Errors   []string
 	// Added and Removed are rules with no counterpart in the other list;
-	// Changed pairs a removed and an added rule of one resource and lists
-	// the fields that differ, old → new.
+	// Changed pairs a removed and an added rule of one resource (the
+	// closest one) and lists the fields that differ, old → new. Each list
+	// names at most 50 rules; a longer one ends with "… and N more".
 	Added, Removed, Changed []string
 	Rules                   int // rules of the kind in force afterwards
 }
@@ -200,44 +201,86 @@ func ruleErrors(verr *ValidationError) []string {
 	return out
 }
 
-// changeEvent describes the swap of a kind's rules from old to cur.
+// maxEventLines bounds each list of a RuleEvent: a change of thousands of
+// rules lists the first ones and then how many more there are, so that
+// loading them stays cheap and the kept events stay small.
+const maxEventLines = 50
+
+// lines collects the descriptions of one list of an event, up to
+// maxEventLines.
+type lines struct {
+	list []string
+	more int
+}
+
+// add appends the line describe returns, or counts it past the bound
+// (describe is then not called).
+func (l *lines) add(describe func() string) {
+	if len(l.list) < maxEventLines {
+		l.list = append(l.list, describe())
+	} else {
+		l.more++
+	}
+}
+
+func (l *lines) done() []string {
+	if l.more > 0 {
+		l.list = append(l.list, fmt.Sprintf("… and %d more", l.more))
+	}
+	return l.list
+}
+
+// changeEvent describes the swap of a kind's rules from old to cur. Each
+// removed rule is paired with the added rule of its resource that differs
+// from it in the fewest fields: the pair is a changed rule.
 func changeEvent[R any](m *RuleManager[R], old, cur []R, src RuleSource, verr *ValidationError) RuleEvent {
 	now := m.e.now()
 	ev := RuleEvent{Time: m.e.wallTime(now), Kind: m.k.name, Source: src, Errors: ruleErrors(verr), Rules: len(cur)}
 	added, removed, _ := diff(old, cur, m.k.equal, m.k.resource)
+	addedBy := make(map[string][]int) // resource → indexes in added
+	for j, a := range added {
+		addedBy[m.k.resource(a)] = append(addedBy[m.k.resource(a)], j)
+	}
+	base := reflect.ValueOf(m.k.defaults(*new(R)))
+	used := make([]bool, len(added))
+	var changed, gone, fresh lines
 	for _, r := range removed {
 		if b, ok := any(r).(circuitbreaker.Rule); ok {
 			m.e.obs.breakerRemoved(b)
 		}
-	}
-	base := reflect.ValueOf(m.k.defaults(*new(R)))
-	used := make([]bool, len(added))
-	for _, r := range removed {
-		rv := reflect.ValueOf(r)
+		res := m.k.resource(r)
 		best, bestN := -1, 0
-		for j, a := range added {
-			if used[j] || m.k.resource(a) != m.k.resource(r) {
+		for _, j := range addedBy[res] {
+			if used[j] {
 				continue
 			}
-			if n := len(fieldDiff("", rv, reflect.ValueOf(a))); best < 0 || n < bestN {
+			if len(addedBy[res]) == 1 {
+				best = j // the only candidate: no need to compare
+				break
+			}
+			if n := len(fieldDiff("", reflect.ValueOf(r), reflect.ValueOf(added[j]))); best < 0 || n < bestN {
 				best, bestN = j, n
 			}
 		}
 		if best < 0 {
-			ev.Removed = append(ev.Removed, describeFields(m.k.resource(r), rv, base))
+			gone.add(func() string { return describeFields(res, reflect.ValueOf(r), base) })
 			continue
 		}
 		used[best] = true
-		ev.Changed = append(ev.Changed, ruleName(m.k.resource(r))+": "+strings.Join(fieldDiff("", rv, reflect.ValueOf(added[best])), ", "))
+		a := added[best]
+		changed.add(func() string {
+			return ruleName(res) + ": " + strings.Join(fieldDiff("", reflect.ValueOf(r), reflect.ValueOf(a)), ", ")
+		})
 	}
 	for j, a := range added {
 		if !used[j] {
-			ev.Added = append(ev.Added, describeFields(m.k.resource(a), reflect.ValueOf(a), base))
+			fresh.add(func() string { return describeFields(m.k.resource(a), reflect.ValueOf(a), base) })
 		}
 		if r, ok := any(a).(circuitbreaker.Rule); ok {
-			m.e.obs.breakerLoaded(r, now/nsPerMs)
+			m.e.obs.breakerLoaded(r, now/nsPerMs) // after the removals above
 		}
 	}
+	ev.Changed, ev.Removed, ev.Added = changed.done(), gone.done(), fresh.done()
 	return ev
 }
 

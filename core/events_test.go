@@ -137,3 +137,27 @@ func TestRuleEventSubscribersMayReadTheEngine(t *testing.T) {
 	require.Error(t, e.Flow().Load([]flow.Rule{{Resource: "r", Count: -1}}))
 	assert.Equal(t, []int{1, 2}, seen, "each event is recorded before it is delivered")
 }
+
+func TestRuleEventsOfLargeChangesAreBounded(t *testing.T) {
+	e := core.NewEngine()
+	list := func(count float64) []flow.Rule {
+		rs := make([]flow.Rule, 500)
+		for i := range rs {
+			rs[i] = flow.Rule{Resource: fmt.Sprintf("r%03d", i), Count: count}
+		}
+		return rs
+	}
+	require.NoError(t, e.Flow().Load(list(1)))
+	require.NoError(t, e.Flow().Load(list(2)))
+	evs := e.RuleEvents()
+	require.Len(t, evs, 2)
+	require.Len(t, evs[0].Added, 51)
+	assert.Equal(t, "r000: count=1", evs[0].Added[0])
+	assert.Equal(t, "… and 450 more", evs[0].Added[50])
+	require.Len(t, evs[1].Changed, 51)
+	assert.Equal(t, "r049: count 1 → 2", evs[1].Changed[49])
+	assert.Equal(t, "… and 450 more", evs[1].Changed[50])
+	assert.Empty(t, evs[1].Added)
+	assert.Empty(t, evs[1].Removed)
+	assert.Equal(t, 500, evs[1].Rules)
+}
