@@ -289,7 +289,9 @@ func (r *registry) pin(resource string) *resStats {
 	if v, ok := r.m.Load(resource); ok {
 		s := v.(*resStats)
 		if s.node.Second().Stripes() >= r.stripes {
-			s.tally.CompareAndSwap(nil, stat.NewTally(r.stripes)) // see pinned
+			if s.tally.Load() == nil {
+				s.tally.CompareAndSwap(nil, stat.NewTally(r.stripes)) // see pinned
+			}
 			return s
 		}
 		ns := pinned(r.stripes)

@@ -230,17 +230,20 @@ func (l *lines) done() []string {
 	return l.list
 }
 
-// changeEvent describes the swap of a kind's rules from old to cur. Each
-// removed rule is paired with the added rule of its resource that differs
-// from it in the fewest fields: the pair is a changed rule.
-func changeEvent[R any](m *RuleManager[R], old, cur []R, src RuleSource, verr *ValidationError) RuleEvent {
+// changeEvent describes a swap of a kind's rules that added and removed
+// rules (see diff) and left n in force. Each removed rule is paired with
+// the added rule of its resource that differs from it in the fewest
+// fields: the pair is a changed rule.
+func changeEvent[R any](m *RuleManager[R], n int, added, removed []R, src RuleSource, verr *ValidationError) RuleEvent {
 	now := m.e.now()
-	ev := RuleEvent{Time: m.e.wallTime(now), Kind: m.k.name, Source: src, Errors: ruleErrors(verr), Rules: len(cur)}
-	added, removed, _ := diff(old, cur, m.k.equal, m.k.resource)
-	addedBy := make(map[string][]int) // resource → indexes in added
-	for j, a := range added {
-		addedBy[m.k.resource(a)] = append(addedBy[m.k.resource(a)], j)
+	ev := RuleEvent{Time: m.e.wallTime(now), Kind: m.k.name, Source: src, Errors: ruleErrors(verr), Rules: n}
+	// The added rules' indexes sorted by resource: a removed rule's
+	// candidates are one run of it.
+	byRes := make([]int, len(added))
+	for j := range byRes {
+		byRes[j] = j
 	}
+	slices.SortStableFunc(byRes, func(a, b int) int { return strings.Compare(m.k.resource(added[a]), m.k.resource(added[b])) })
 	base := reflect.ValueOf(m.k.defaults(*new(R)))
 	used := make([]bool, len(added))
 	var changed, gone, fresh lines
@@ -249,12 +252,17 @@ func changeEvent[R any](m *RuleManager[R], old, cur []R, src RuleSource, verr *V
 			m.e.obs.breakerRemoved(b)
 		}
 		res := m.k.resource(r)
+		lo, _ := slices.BinarySearchFunc(byRes, res, func(j int, res string) int { return strings.Compare(m.k.resource(added[j]), res) })
+		hi := lo
+		for hi < len(byRes) && m.k.resource(added[byRes[hi]]) == res {
+			hi++
+		}
 		best, bestN := -1, 0
-		for _, j := range addedBy[res] {
+		for _, j := range byRes[lo:hi] {
 			if used[j] {
 				continue
 			}
-			if len(addedBy[res]) == 1 {
+			if hi-lo == 1 {
 				best = j // the only candidate: no need to compare
 				break
 			}
