@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs with apt what the integration tests need on a Debian bookworm machine:
 # local mode: redis-server, ZooKeeper's jars (libzookeeper-java) and a headless JRE;
-# the docker-mode image build: debootstrap; loopback-only runs: iproute2 (ip, for unshare -n).
+# the docker-mode image build: debootstrap; loopback-only runs: iproute2 (ip, for unshare -n);
+# the admin page's browser test: chromium (driven headless by chromedp).
 # Idempotent: installs only what is missing. Prints how long it took.
 set -euo pipefail
 
 start=$(date +%s)
 say() { echo "deps.sh: $* ($(( $(date +%s) - start ))s)"; }
 
-want=(redis-server libzookeeper-java debootstrap iproute2)
+want=(redis-server libzookeeper-java debootstrap iproute2 chromium)
 if ! java -version >/dev/null 2>&1; then
 	want+=(openjdk-17-jre-headless)
 fi

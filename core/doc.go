@@ -34,6 +34,17 @@
 // the entry's count plus one once it refuses an entry. Package flow
 // states the bound for every behavior.
 //
+// # Observing
+//
+// [Engine.Stats] reads what the engine measures (per resource the sliding
+// second, the last minute and totals, blocks by kind; breakers; system
+// figures; rules per kind and their source) and [Engine.History] the last
+// 60 seconds of one resource; neither blocks an entry. Every change of
+// rules, and every rejected one, is a [RuleEvent]: logged, delivered to
+// [Engine.OnRuleEvent] and kept ([Engine.RuleEvents]). Packages
+// metrics/bulwarkprom and admin export them as Prometheus metrics and as a
+// live page.
+//
 // # Layout
 //
 // The rule packages (core/flow, core/circuitbreaker, core/system,

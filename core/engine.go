@@ -123,6 +123,8 @@ type Engine struct {
 
 	breakerLn listeners.Set[func(circuitbreaker.StateChange)]
 	sys       sysState // the system collector; see systemcheck.go
+	obs       observer // history and totals; see stats.go
+	events    ruleLog  // rule events; see events.go
 
 	closed atomic.Bool
 }
@@ -162,6 +164,7 @@ func NewEngine(opts ...Option) *Engine {
 	e.sys.collector = cfg.collector
 	e.sys.load.Store(math.Float64bits(math.NaN()))
 	e.sys.cpu.Store(math.Float64bits(math.NaN()))
+	e.OnBreakerStateChange(e.obs.breakerChanged)
 	return e
 }
 
@@ -203,6 +206,7 @@ func (e *Engine) Close() error {
 	defer e.mu.Unlock()
 	e.closed.Store(true)
 	e.stopCollector()
+	e.stopObserver()
 	return nil
 }
 
@@ -256,6 +260,8 @@ type resStats struct {
 	origins sync.Map // origin name → *stat.Node
 	nOrigin atomic.Int64
 	other   atomic.Pointer[stat.Node] // shared by origins past maxOrigins
+	// tally counts blocks by kind, from the first block.
+	tally atomic.Pointer[stat.Tally]
 }
 
 // maxOrigins bounds the origins measured per resource; callers past it
@@ -286,15 +292,18 @@ func (r *registry) pin(resource string) *resStats {
 	if v, ok := r.m.Load(resource); ok {
 		s := v.(*resStats)
 		if s.node.Second().Stripes() >= r.stripes {
+			if s.tally.Load() == nil {
+				s.tally.CompareAndSwap(nil, stat.NewTally(r.stripes)) // see pinned
+			}
 			return s
 		}
-		ns := &resStats{node: stat.NewNode(r.stripes)}
+		ns := pinned(r.stripes)
 		if r.m.CompareAndSwap(resource, s, ns) {
 			return ns
 		}
 		return r.pin(resource)
 	}
-	if _, loaded := r.m.LoadOrStore(resource, &resStats{node: stat.NewNode(r.stripes)}); !loaded {
+	if _, loaded := r.m.LoadOrStore(resource, pinned(r.stripes)); !loaded {
 		r.n.Add(1)
 	}
 	return r.pin(resource)

@@ -391,8 +391,12 @@ func (e *Engine) recordPass(en *Entry, now mono.Time) {
 }
 
 func (e *Engine) recordBlock(en *Entry, now mono.Time, err error) {
-	if _, ok := err.(*BlockError); !ok {
+	be, ok := err.(*BlockError)
+	if !ok {
 		return // the wait was cancelled: neither a pass nor a block
+	}
+	if en.stats != nil {
+		en.stats.addBlocked(now, be.Kind, en.count)
 	}
 	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
 		if n != nil {

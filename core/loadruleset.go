@@ -11,7 +11,8 @@ type stagedKind interface {
 	verr() *ValidationError
 	changed(prev *table) bool
 	install(next, prev *table)
-	notify(prev, next *table)
+	rejected(src RuleSource) // emits the kind's rejection event, if any
+	notify(prev, next *table, src RuleSource)
 }
 
 type staged[R any] struct {
@@ -33,7 +34,13 @@ func (s *staged[R]) changed(prev *table) bool {
 
 func (s *staged[R]) install(next, prev *table) { s.m.k.install(s.m.e, next, prev, s.rules) }
 
-func (s *staged[R]) notify(prev, next *table) { s.m.notify(prev, next) }
+func (s *staged[R]) notify(prev, next *table, src RuleSource) { s.m.notify(prev, next, src, s.err) }
+
+func (s *staged[R]) rejected(src RuleSource) {
+	if s.err != nil {
+		s.m.e.emit(s.m.e.rejectedEvent(s.m.k.name, src, s.err, len(s.m.k.rules(s.m.e.table.Load()))))
+	}
+}
 
 // LoadRuleSet applies rules of every kind together: it validates every
 // kind first and, unless some kind's rules are rejected, installs them all
@@ -48,7 +55,10 @@ func (s *staged[R]) notify(prev, next *table) { s.m.notify(prev, next) }
 // (they keep their state and their listeners hear nothing); the others'
 // OnChange listeners are called after the swap, in the order flow,
 // circuit breaker, system, authority, hotspot.
-func (e *Engine) LoadRuleSet(rs RuleSet) error {
+func (e *Engine) LoadRuleSet(rs RuleSet) error { return e.loadRuleSet(rs, RuleSource{}) }
+
+// loadRuleSet is LoadRuleSet of rules from src.
+func (e *Engine) loadRuleSet(rs RuleSet, src RuleSource) error {
 	kinds := []stagedKind{
 		stage(e.flow, rs.Flow),
 		stage(e.breakers, rs.CircuitBreaker),
@@ -66,7 +76,9 @@ func (e *Engine) LoadRuleSet(rs RuleSet) error {
 	}
 	err := errors.Join(errs...)
 	if rejected {
-		e.log.Warn("rule set rejected", "err", err)
+		for _, k := range kinds {
+			k.rejected(src)
+		}
 		return err
 	}
 	e.mu.Lock()
@@ -83,7 +95,7 @@ func (e *Engine) LoadRuleSet(rs RuleSet) error {
 	next.merge()
 	e.table.Store(next)
 	for _, k := range kinds {
-		k.notify(prev, next)
+		k.notify(prev, next, src)
 	}
 	return err
 }
@@ -94,5 +106,5 @@ func (e *Engine) LoadRuleSet(rs RuleSet) error {
 // listening; the rules in force stay. It is independent of the kinds'
 // [RuleManager.Register]: whichever loads last wins for a kind.
 func (e *Engine) RegisterRuleSet(p *Property[RuleSet]) (cancel func()) {
-	return p.Listen(e.LoadRuleSet)
+	return p.listen(listener[RuleSet]{fn: e.LoadRuleSet, from: e.loadRuleSet, reject: e.rejectKind("ruleset")})
 }

@@ -19,12 +19,17 @@ type Property[T any] struct {
 	mu        sync.Mutex
 	value     T
 	has       bool
+	src       RuleSource // where value came from
 	listeners listeners.Set[listener[T]]
 }
 
 type listener[T any] struct {
-	fn      func(T) error
+	fn func(T) error
+	// from is called instead of fn with the value's source, when not nil.
+	from    func(T, RuleSource) error
 	partial func() bool // nil: the listener wants whole values only
+	// reject, when not nil, hears of values refused before Set.
+	reject func(RuleSource, error)
 }
 
 // NewProperty returns a property with no value and no listeners.
@@ -36,13 +41,17 @@ func NewProperty[T any]() *Property[T] {
 // errors, joined; the value is stored regardless, since each listener
 // decides for itself what to keep (a RuleManager keeps its previous rules
 // when v does not validate).
-func (p *Property[T]) Set(v T) error {
+func (p *Property[T]) Set(v T) error { return p.SetFrom(v, RuleSource{}) }
+
+// SetFrom is Set of a value read from src: a [RuleManager] registered on
+// the property reports src in its [RuleEvent]. Datasources call it.
+func (p *Property[T]) SetFrom(v T, src RuleSource) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.value, p.has = v, true
+	p.value, p.has, p.src = v, true, src
 	var errs []error
 	for _, l := range p.listeners.List() {
-		if err := l.fn(v); err != nil {
+		if err := l.call(v, src); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -87,11 +96,32 @@ func (p *Property[T]) listen(l listener[T]) (cancel func()) {
 	defer p.mu.Unlock()
 	remove := p.listeners.Add(l)
 	if p.has {
-		_ = l.fn(p.value)
+		_ = l.call(p.value, p.src)
 	}
 	return func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		remove()
+	}
+}
+
+func (l listener[T]) call(v T, src RuleSource) error {
+	if l.from != nil {
+		return l.from(v, src)
+	}
+	return l.fn(v)
+}
+
+// Reject tells the listeners that a value read from src was refused before
+// it could be set (its document did not decode): a [RuleManager] reports
+// it as a rejected [RuleEvent]. The value does not change. Datasources call
+// it.
+func (p *Property[T]) Reject(src RuleSource, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.listeners.List() {
+		if l.reject != nil {
+			l.reject(src, err)
+		}
 	}
 }

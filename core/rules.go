@@ -178,7 +178,7 @@ func (m *RuleManager[R]) Register(p *Property[[]R]) {
 	if m.cancel != nil {
 		m.cancel()
 	}
-	m.cancel = p.listen(listener[[]R]{fn: m.Load, partial: m.lenient.Load})
+	m.cancel = p.listen(listener[[]R]{fn: m.Load, from: m.load, partial: m.lenient.Load, reject: m.e.rejectKind(m.k.name)})
 }
 
 // OnChange calls fn after every swap of this kind's rules, in order, from
@@ -193,7 +193,10 @@ func (m *RuleManager[R]) OnChange(fn func(RuleChange[R])) (cancel func()) {
 // returned *ValidationError names every bad rule by index and field, and
 // the rules in force do not change. A list equal to the one in force is
 // recognised and skipped. Rules equal to rules in force keep their state.
-func (m *RuleManager[R]) Load(rules []R) error {
+func (m *RuleManager[R]) Load(rules []R) error { return m.load(rules, RuleSource{}) }
+
+// load is Load of rules from src.
+func (m *RuleManager[R]) load(rules []R, src RuleSource) error {
 	// The rules in force are valid, so a list equal to them needs no
 	// validation: this is the common case of a datasource re-reading an
 	// unchanged document.
@@ -202,7 +205,7 @@ func (m *RuleManager[R]) Load(rules []R) error {
 	}
 	valid, verr := m.check(rules)
 	if verr != nil && !verr.Applied {
-		m.e.log.Warn("rules rejected", "kind", m.k.name, "err", verr)
+		m.e.emit(m.e.rejectedEvent(m.k.name, src, verr, len(m.k.rules(m.e.table.Load()))))
 		return verr
 	}
 	m.e.mu.Lock()
@@ -218,7 +221,7 @@ func (m *RuleManager[R]) Load(rules []R) error {
 	m.k.install(m.e, next, prev, valid)
 	next.merge()
 	m.e.table.Store(next)
-	m.notify(prev, next)
+	m.notify(prev, next, src, verr)
 	m.e.mu.Unlock()
 	if verr != nil {
 		return verr
@@ -260,17 +263,21 @@ func (m *RuleManager[R]) check(given []R) ([]R, *ValidationError) {
 	return valid, verr
 }
 
-// notify tells listeners about the swap from prev to next. It runs under
-// the engine's rule lock, so listeners see swaps in order.
-func (m *RuleManager[R]) notify(prev, next *table) {
+// notify emits the rule event of the swap from prev to next, of rules from
+// src (verr: the rules a lenient manager skipped), and tells listeners
+// about it. It runs under the engine's rule lock, so listeners see swaps
+// in order.
+func (m *RuleManager[R]) notify(prev, next *table, src RuleSource, verr *ValidationError) {
 	fns := m.listeners.List()
 	old, cur := m.k.rules(prev), m.k.rules(next)
-	m.e.log.Info("rules changed", "kind", m.k.name, "old", len(old), "new", len(cur))
+	added, removed, resources := diff(old, cur, m.k.equal, m.k.resource)
+	ev := changeEvent(m, len(cur), added, removed, src, verr)
+	m.e.emit(ev)
 	if len(fns) == 0 {
 		return
 	}
-	c := RuleChange[R]{Old: slices.Clone(old), New: slices.Clone(cur), Time: m.e.wallTime(m.e.now())}
-	c.Added, c.Removed, c.Resources = diff(old, cur, m.k.equal, m.k.resource)
+	c := RuleChange[R]{Old: slices.Clone(old), New: slices.Clone(cur), Time: ev.Time,
+		Added: added, Removed: removed, Resources: resources}
 	for _, fn := range fns {
 		fn(c)
 	}
@@ -278,31 +285,71 @@ func (m *RuleManager[R]) notify(prev, next *table) {
 
 // diff returns the rules only in cur, only in old, and the sorted
 // resources they belong to; rules are compared within their resource only.
+// It groups both lists by resource through sorted indexes, so that a list
+// of thousands of rules costs a sort, not a map entry per rule.
 func diff[R any](old, cur []R, equal func(a, b R) bool, resource func(R) string) (added, removed []R, resources []string) {
-	byRes := func(rs []R) map[string][]R {
-		m := make(map[string][]R)
-		for _, r := range rs {
-			m[resource(r)] = append(m[resource(r)], r)
+	byRes := func(rs []R) []int {
+		idx := make([]int, len(rs))
+		for i := range idx {
+			idx[i] = i
 		}
-		return m
+		slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(resource(rs[a]), resource(rs[b])) })
+		return idx
 	}
-	oldBy, curBy := byRes(old), byRes(cur)
-	touched := map[string]bool{}
-	for _, r := range cur {
-		if !slices.ContainsFunc(oldBy[resource(r)], func(o R) bool { return equal(o, r) }) {
+	oi, ci := byRes(old), byRes(cur)
+	gone, fresh := make([]bool, len(old)), make([]bool, len(cur))
+	nGone, nFresh := 0, 0
+	for i, j := 0, 0; i < len(oi) || j < len(ci); {
+		// The next resource in order, and its group in each list.
+		var res string
+		switch {
+		case i == len(oi):
+			res = resource(cur[ci[j]])
+		case j == len(ci):
+			res = resource(old[oi[i]])
+		default:
+			res = min(resource(old[oi[i]]), resource(cur[ci[j]]))
+		}
+		oe, ce := i, j
+		for oe < len(oi) && resource(old[oi[oe]]) == res {
+			oe++
+		}
+		for ce < len(ci) && resource(cur[ci[ce]]) == res {
+			ce++
+		}
+		touched := false
+		for _, c := range ci[j:ce] {
+			if !slices.ContainsFunc(oi[i:oe], func(o int) bool { return equal(old[o], cur[c]) }) {
+				fresh[c], touched = true, true
+				nFresh++
+			}
+		}
+		for _, o := range oi[i:oe] {
+			if !slices.ContainsFunc(ci[j:ce], func(c int) bool { return equal(old[o], cur[c]) }) {
+				gone[o], touched = true, true
+				nGone++
+			}
+		}
+		if touched {
+			resources = append(resources, res)
+		}
+		i, j = oe, ce
+	}
+	if nFresh > 0 {
+		added = make([]R, 0, nFresh)
+	}
+	if nGone > 0 {
+		removed = make([]R, 0, nGone)
+	}
+	for c, r := range cur {
+		if fresh[c] {
 			added = append(added, r)
-			touched[resource(r)] = true
 		}
 	}
-	for _, o := range old {
-		if !slices.ContainsFunc(curBy[resource(o)], func(r R) bool { return equal(o, r) }) {
-			removed = append(removed, o)
-			touched[resource(o)] = true
+	for o, r := range old {
+		if gone[o] {
+			removed = append(removed, r)
 		}
 	}
-	for r := range touched {
-		resources = append(resources, r)
-	}
-	slices.Sort(resources)
 	return added, removed, resources
 }

@@ -73,6 +73,11 @@
 //     document, Status.Err wraps the decode or validation error and
 //     Failures counts. It is not decoded again until its revision changes.
 //
+// The engine's rule events (core.RuleEvent) name the datasource (WithName)
+// and the revision of every document it applies or rejects: the Readable
+// sets values with core.Property.SetFrom, and reports a document that does
+// not decode with core.Property.Reject.
+//
 // The last-good cache (WithCacheDir) keeps one file per document, named
 // after WithName (or the Source's String) and a hash of the Source's
 // identity (its String: server, namespace or database, key), so two

@@ -41,6 +41,9 @@ type Status struct {
 	// Failures counts consecutive failed attempts (read errors and rejected
 	// documents) since the last success.
 	Failures int
+	// TotalFailures counts every failed attempt since the Readable was
+	// made: it only grows (a Prometheus counter).
+	TotalFailures int64
 	// LastRead is when the Source last answered a read.
 	LastRead time.Time
 	// Watching says a Watch call is in progress. False while polling,
@@ -373,6 +376,7 @@ func (r *Readable[T]) readFailed(err error) {
 	r.mu.Lock()
 	r.status.Err = err
 	r.status.Failures++
+	r.status.TotalFailures++
 	n := r.status.Failures
 	r.mu.Unlock()
 	r.log.Warn("datasource read failed", "err", err, "failures", n)
@@ -427,6 +431,7 @@ func (r *Readable[T]) apply(snap Snapshot) bool {
 		st.Err = cur.rejected
 		if out == rejected {
 			st.Failures++
+			st.TotalFailures++
 		}
 	case out == kept || (out == unchanged && cur.missing && r.opts.keepOnMissing):
 		// The value in force is not this document's: Revision, AppliedAt
@@ -473,10 +478,11 @@ func (r *Readable[T]) set(snap Snapshot) (rejected, warn error) {
 		var err error
 		v, warn, err = r.decode(snap.Data)
 		if err != nil {
+			r.prop.Reject(core.RuleSource{Name: r.name, Revision: snap.Revision}, err)
 			return named(r.name, "decode: %w (revision %s)", err, snap.Revision), nil
 		}
 	}
-	if err := r.prop.Set(v); err != nil {
+	if err := r.prop.SetFrom(v, core.RuleSource{Name: r.name, Revision: snap.Revision}); err != nil {
 		if !appliedInPart(err) {
 			return named(r.name, "rejected: %w (revision %s)", err, snap.Revision), nil
 		}

@@ -46,7 +46,7 @@ func TestFollowsLiveChanges(t *testing.T) {
 
 	_, err = cli.Put(ctx, key, `[{"resource":"GET /orders","count":20}]`)
 	require.NoError(t, err)
-	waitOut("+ GET /orders: 20 QPS")
+	waitOut("+ GET /orders: count=20")
 
 	_, err = cli.Put(ctx, key, `[{"resource":"GET /orders","count":5}]`)
 	require.NoError(t, err)
@@ -60,7 +60,7 @@ func TestFollowsLiveChanges(t *testing.T) {
 
 	_, err = cli.Delete(ctx, key)
 	require.NoError(t, err)
-	waitOut("- GET /orders: 5 QPS")
+	waitOut("- GET /orders: count=5")
 	waitOut("warning: the document was deleted: no rules in force")
 }
 

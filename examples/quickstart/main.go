@@ -8,9 +8,14 @@
 // the JSON. A change prints what changed, old → new; a bad edit prints the
 // error and the rules in force keep working; fixing it says so.
 //
+// It also serves bulwark's live page (package admin) on 127.0.0.1 and
+// prints its URL: open it to watch the same traffic, the rules in force and
+// every change, refreshed each second.
+//
 //	go run ./examples/quickstart                 # from the repository root
 //	cd examples/quickstart && go run .           # or from its folder: the same rules.json
 //	go run ./examples/quickstart -rules /path/to/flow-rules.json -duration 10s -v
+//	go run ./examples/quickstart -admin 127.0.0.1:8080   # the live page on a fixed port
 package main
 
 import (
@@ -21,6 +26,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -31,6 +38,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bulwark-go/bulwark/admin"
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/datasource"
@@ -49,18 +57,20 @@ type config struct {
 	every       time.Duration // how often traffic is reported
 	statusEvery time.Duration // how often Status is checked for changes
 	log         *slog.Logger  // the engine's and the datasource's logs
+	admin       string        // where the live page listens ("": not served)
 }
 
 func main() {
 	rules := flag.String("rules", "", "flow rules file (Java Sentinel JSON) (default: the rules.json beside this program's source)")
 	duration := flag.Duration("duration", 0, "stop after this long (0: run until interrupted)")
 	verbose := flag.Bool("v", false, "log what the engine and the datasource do (slog, debug level, on stderr)")
+	adminAddr := flag.String("admin", "127.0.0.1:0", "address of the live page (port 0: any free port; empty: no page)")
 	flag.Parse()
 
 	// bulwark logs through the *slog.Logger it is given, and discards
 	// by default; the printing below does not depend on it.
 	c := config{path: *rules, every: time.Second, statusEvery: 100 * time.Millisecond,
-		log: slog.New(slog.DiscardHandler)}
+		log: slog.New(slog.DiscardHandler), admin: *adminAddr}
 	if *verbose {
 		c.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -165,6 +175,13 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { _ = follow.Status(ctx, out, engine, ds, c.statusEvery) }) // print every status change
+	if c.admin != "" {
+		url, err := serveAdmin(ctx, &wg, c.admin, admin.Handler(engine, admin.WithDatasources(ds)))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "live page: %s\n", url)
+	}
 
 	tallies := make([]*tally, len(endpoints))
 	for i, ep := range endpoints {
@@ -235,4 +252,24 @@ func report(out io.Writer, tallies []*tally) {
 		lines = append(lines, line)
 	}
 	fmt.Fprintf(out, "%s\n  %s\n", time.Now().Format("15:04:05"), strings.Join(slices.Clip(lines), "\n  "))
+}
+
+// serveAdmin serves the live page at /debug/bulwark/ on addr until ctx
+// ends, in a goroutine wg waits for, and returns the page's URL.
+func serveAdmin(ctx context.Context, wg *sync.WaitGroup, addr string, h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("live page: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/debug/bulwark/", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	wg.Go(func() { _ = srv.Serve(ln) })
+	wg.Go(func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	})
+	return "http://" + ln.Addr().String() + "/debug/bulwark/", nil
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,7 +115,7 @@ func start(t *testing.T, path string) (out *exampletest.Buffer, waitFor func(mar
 	out = &exampletest.Buffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, out, config{path: path, every: 200 * time.Millisecond, statusEvery: 10 * time.Millisecond})
+		done <- run(ctx, out, config{path: path, every: 200 * time.Millisecond, statusEvery: 10 * time.Millisecond, admin: "127.0.0.1:0"})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -139,7 +142,7 @@ func TestQuickstartFollowsEditsAndSurvivesTypos(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rules.json")
 	writeFile(t, path, string(defaultRules))
 	out, waitFor := start(t, path)
-	mark := waitFor(0, "following "+path, "+ GET /orders: 20 QPS", "by flow rule QPS 20")
+	mark := waitFor(0, "following "+path, "+ GET /orders: count=20", "by flow rule QPS 20")
 	assert.NotContains(t, out.String(), "warning")
 
 	// A threshold change prints old → new and is applied.
@@ -170,7 +173,7 @@ func TestQuickstartMissingFileIsLoud(t *testing.T) {
 	mark := waitFor(0, "warning: "+path+" does not exist: no rules in force")
 
 	writeFile(t, path, `[{"resource": "GET /orders", "count": 5}]`)
-	waitFor(mark, "rules changed: 1 in force\n  + GET /orders: 5 QPS\n", "by flow rule QPS 5")
+	waitFor(mark, "rules changed: 1 in force\n  + GET /orders: count=5\n", "by flow rule QPS 5")
 }
 
 func TestQuickstartBrokenAtStartHasNoRules(t *testing.T) {
@@ -183,7 +186,53 @@ func TestQuickstartBrokenAtStartHasNoRules(t *testing.T) {
 	mark = waitFor(mark, "document rejected: no rules in force")
 
 	writeFile(t, path, `[{"resource": "GET /orders", "count": 5}]`)
-	waitFor(mark, "+ GET /orders: 5 QPS", "document valid again\n", "by flow rule QPS 5")
+	waitFor(mark, "+ GET /orders: count=5", "document valid again\n", "by flow rule QPS 5")
 	assert.NotContains(t, out.String(), "still in force")
 	assert.NotContains(t, out.String(), "rules in force stay")
+}
+
+// TestQuickstartServesTheLivePage reads the page's URL from the output and
+// finds the demo's traffic and rules behind it.
+func TestQuickstartServesTheLivePage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.json")
+	writeFile(t, path, string(defaultRules))
+	out, waitFor := start(t, path)
+	waitFor(0, "live page: http://127.0.0.1:")
+	m := regexp.MustCompile(`live page: (http://127\.0\.0\.1:\d+/debug/bulwark/)\n`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, out.String())
+
+	resp, err := http.Get(m[1])
+	require.NoError(t, err)
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(page), "<title>bulwark</title>")
+
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(m[1] + "api/state")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var st struct {
+			Resources []struct {
+				Resource string
+				Second   struct{ Blocked int64 }
+			}
+			Rules []struct {
+				Kind   string
+				Count  int
+				Source string
+			}
+		}
+		if json.NewDecoder(resp.Body).Decode(&st) != nil || len(st.Rules) == 0 {
+			return false
+		}
+		blocked := false
+		for _, r := range st.Resources {
+			blocked = blocked || (r.Resource == "GET /orders" && r.Second.Blocked > 0)
+		}
+		return blocked && st.Rules[0].Count == 3 && st.Rules[0].Source != ""
+	}, 20*time.Second, 50*time.Millisecond, "the page never showed GET /orders blocked under the file's rules")
 }

@@ -51,7 +51,7 @@ func TestFollowsLiveChanges(t *testing.T) {
 		require.NoError(t, cli.Publish(ctx, channel, "changed").Err())
 	}
 	set(`[{"resource":"GET /orders","count":20}]`)
-	waitOut("+ GET /orders: 20 QPS")
+	waitOut("+ GET /orders: count=20")
 
 	set(`[{"resource":"GET /orders","count":5}]`)
 	waitOut("~ GET /orders: count 20 → 5")

@@ -6,17 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
-	"github.com/bulwark-go/bulwark/core/rule"
 	"github.com/bulwark-go/bulwark/datasource"
 )
 
@@ -24,114 +20,38 @@ import (
 const stamp = "15:04:05.000"
 
 // Rules prints every change of engine's flow rules to out until cancel is
-// called:
+// called, from the engine's rule events (core.RuleEvent):
 //
 //	15:04:05.000 rules changed: 2 in force
 //	  ~ GET /orders: count 20 → 5, controlBehavior reject → warmUp, warmUpPeriodSec 0 → 10
-//	  - GET /inventory: 2 thread
-//	  + POST /orders: 5 QPS
+//	  - GET /inventory: grade=thread count=2
+//	  + POST /orders: count=5
 //
-// A rule that changed (the same resource, preferably the same origin, in
-// the old and the new list) is printed field by field, old → new, with the
-// fields' JSON names; other rules are printed whole, removed (-) or added
-// (+).
+// A rule that changed (the same resource in the old and the new list, the
+// closest one when there are several) is printed field by field, old →
+// new, with the fields' JSON names; other rules are printed removed (-) or
+// added (+), by the fields that differ from Java's defaults.
 func Rules(out io.Writer, engine *core.Engine) (cancel func()) {
-	return engine.Flow().OnChange(func(ch core.RuleChange[flow.Rule]) {
-		var b strings.Builder
-		if len(ch.New) == 0 {
-			fmt.Fprintf(&b, "%s rules changed: none in force, every call passes\n", ch.Time.Format(stamp))
-		} else {
-			fmt.Fprintf(&b, "%s rules changed: %d in force\n", ch.Time.Format(stamp), len(ch.New))
+	return engine.OnRuleEvent(func(ev core.RuleEvent) {
+		if ev.Kind != "flow" || ev.Rejected {
+			return // rejections are reported from the datasource's Status
 		}
-		for _, l := range changeLines(ch.Removed, ch.Added) {
-			fmt.Fprintf(&b, "  %s\n", l)
+		var b strings.Builder
+		if ev.Rules == 0 {
+			fmt.Fprintf(&b, "%s rules changed: none in force, every call passes\n", ev.Time.Format(stamp))
+		} else {
+			fmt.Fprintf(&b, "%s rules changed: %d in force\n", ev.Time.Format(stamp), ev.Rules)
+		}
+		for _, group := range []struct {
+			mark  string
+			lines []string
+		}{{"~", ev.Changed}, {"-", ev.Removed}, {"+", ev.Added}} {
+			for _, l := range group.lines {
+				fmt.Fprintf(&b, "  %s %s\n", group.mark, l)
+			}
 		}
 		io.WriteString(out, b.String()) // one write: it does not interleave with a status line
 	})
-}
-
-// changeLines pairs each removed rule with an added rule of the same
-// resource (same origin first) and describes the pair field by field; the
-// rules left over are described whole.
-func changeLines(removed, added []flow.Rule) []string {
-	used := make([]bool, len(added))
-	var changed, gone []string
-	pending := removed
-	for _, same := range []func(a, b flow.Rule) bool{
-		func(a, b flow.Rule) bool { return a.Resource == b.Resource && origin(a) == origin(b) },
-		func(a, b flow.Rule) bool { return a.Resource == b.Resource },
-	} {
-		var rest []flow.Rule
-		for _, r := range pending {
-			i := -1
-			for j, a := range added {
-				if !used[j] && same(r, a) {
-					i = j
-					break
-				}
-			}
-			if i < 0 {
-				rest = append(rest, r)
-				continue
-			}
-			used[i] = true
-			changed = append(changed, "~ "+r.Resource+": "+strings.Join(fieldDiff("", reflect.ValueOf(r), reflect.ValueOf(added[i])), ", "))
-		}
-		pending = rest
-	}
-	for _, r := range pending {
-		gone = append(gone, "- "+describe(r))
-	}
-	lines := append(changed, gone...)
-	for i, a := range added {
-		if !used[i] {
-			lines = append(lines, "+ "+describe(a))
-		}
-	}
-	return lines
-}
-
-func origin(r flow.Rule) string {
-	if r.LimitApp == "" {
-		return rule.LimitAppDefault
-	}
-	return r.LimitApp
-}
-
-// fieldDiff lists the fields of two structs of one type that differ, as
-// "name old → new", named as in the JSON document (nested: "clusterConfig.flowId").
-func fieldDiff(prefix string, a, b reflect.Value) []string {
-	var out []string
-	for i := range a.NumField() {
-		f := a.Type().Field(i)
-		name := prefix + jsonName(f.Name)
-		x, y := a.Field(i), b.Field(i)
-		if f.Type.Kind() == reflect.Struct {
-			out = append(out, fieldDiff(name+".", x, y)...)
-		} else if !x.Equal(y) {
-			out = append(out, fmt.Sprintf("%s %s → %s", name, show(x), show(y)))
-		}
-	}
-	return out
-}
-
-// jsonName turns a Go field name into Java's JSON name: LimitApp →
-// limitApp, FlowID → flowId.
-func jsonName(goName string) string {
-	s := strings.TrimSuffix(goName, "ID")
-	if s != goName {
-		s += "Id"
-	}
-	r := []rune(s)
-	r[0] = unicode.ToLower(r[0])
-	return string(r)
-}
-
-func show(v reflect.Value) string {
-	if v.Kind() == reflect.String {
-		return strconv.Quote(v.String())
-	}
-	return fmt.Sprint(v.Interface()) // enums print their names
 }
 
 // Status checks ds's Status every so often and prints it in one line
@@ -253,18 +173,6 @@ func EnvOr(key, def string) string {
 		return v
 	}
 	return def
-}
-
-// describe prints a rule the way an operator reads it.
-func describe(r flow.Rule) string {
-	s := fmt.Sprintf("%s: %v %s", r.Resource, r.Count, r.Grade)
-	if origin(r) != rule.LimitAppDefault {
-		s += " for " + r.LimitApp
-	}
-	if r.ControlBehavior != 0 {
-		s += ", " + r.ControlBehavior.String()
-	}
-	return s
 }
 
 // summary sums a Status up in one line, without times, so that it changes

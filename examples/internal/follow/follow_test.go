@@ -31,7 +31,7 @@ func TestRulesPrintsWhatChanged(t *testing.T) {
 	web := flow.Rule{Resource: "GET /orders", Count: 3, Grade: flow.GradeQPS, LimitApp: "web"}
 	items := flow.Rule{Resource: "GET /items", Count: 2, Grade: flow.GradeThread}
 	require.NoError(t, engine.Flow().Load([]flow.Rule{orders, web, items}))
-	assert.Contains(t, out.String(), " rules changed: 3 in force\n  + GET /orders: 10 QPS\n  + GET /orders: 3 QPS for web\n  + GET /items: 2 thread\n")
+	assert.Contains(t, out.String(), " rules changed: 3 in force\n  + GET /orders: count=10\n  + GET /orders: limitApp=\"web\" count=3\n  + GET /items: grade=thread count=2\n")
 
 	// The rule for web changes: it pairs with the new rule for web, not
 	// with the unchanged default one.
@@ -52,12 +52,12 @@ func TestRulesPrintsWhatChanged(t *testing.T) {
 	require.NoError(t, engine.Flow().Load([]flow.Rule{orders, web3, {Resource: "POST /orders", Count: 5, Grade: flow.GradeQPS}}))
 	assert.Contains(t, out.String(), " rules changed: 3 in force\n"+
 		`  ~ GET /orders: limitApp "web" → "mobile"`+"\n"+
-		"  - GET /items: 2 thread\n"+
-		"  + POST /orders: 5 QPS\n")
+		"  - GET /items: grade=thread count=2\n"+
+		"  + POST /orders: count=5\n")
 
 	out.Reset()
 	require.NoError(t, engine.Flow().Load(nil))
-	assert.Contains(t, out.String(), " rules changed: none in force, every call passes\n  - GET /orders: 10 QPS\n")
+	assert.Contains(t, out.String(), " rules changed: none in force, every call passes\n  - GET /orders: count=10\n")
 
 	cancel()
 	out.Reset()

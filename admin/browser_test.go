@@ -1,0 +1,180 @@
+package admin_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/admin"
+	"github.com/bulwark-go/bulwark/converter"
+	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/file"
+)
+
+// chromium returns the path of Debian's chromium. Without it the test is
+// skipped, unless BULWARK_IT_REQUIRE=1 (CI) makes that a failure.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("BULWARK_IT_REQUIRE") == "1" {
+		t.Fatal("admin: chromium is not installed (apt-get install chromium) and BULWARK_IT_REQUIRE=1")
+	}
+	t.Skip("chromium is not installed; BULWARK_IT_REQUIRE=1 makes this a failure")
+	return ""
+}
+
+// artifactDir is where the test saves its screenshot: $BULWARK_ARTIFACTS
+// when set (CI uploads it), else a temporary directory.
+func artifactDir(t *testing.T) string {
+	if d := os.Getenv("BULWARK_ARTIFACTS"); d != "" {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+		return d
+	}
+	return t.TempDir()
+}
+
+// TestPageInChromium loads the page in headless Chromium while traffic
+// flows and a rule changes through a real file datasource, and checks
+// that the resource, its blocked count and the change event appear.
+func TestPageInChromium(t *testing.T) {
+	browser := chromium(t)
+
+	dir := t.TempDir()
+	rulesPath := filepath.Join(dir, "flow-rules.json")
+	require.NoError(t, os.WriteFile(rulesPath, []byte(`[{"resource":"GET /orders","count":20}]`), 0o600))
+	e := core.NewEngine()
+	defer e.Close()
+	ds := datasource.NewReadable(file.New(rulesPath), converter.FlowRules(), datasource.WithName("flow-rules.json"))
+	e.Flow().Register(ds.Property())
+	require.NoError(t, ds.Start(bg))
+	defer ds.Close()
+	require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{{Resource: "GET /inventory", Grade: circuitbreaker.ErrorCount,
+		Count: 3, TimeWindow: 30, MinRequestAmount: 1, StatIntervalMs: 1000}}))
+
+	mux := http.NewServeMux()
+	mux.Handle("/debug/bulwark/", admin.Handler(e, admin.WithDatasources(ds)))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	// Traffic: bursts of 10 orders every 100 ms (20 per second pass, the
+	// rest is blocked once the rule says 5), items without rules, and
+	// inventory calls that fail until its breaker opens.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for i := range 10 {
+				if en, err := e.Enter(bg, "GET /orders", core.Inbound()); err == nil {
+					time.Sleep(time.Millisecond)
+					en.Exit()
+				}
+				if en, err := e.Enter(bg, "GET /items"); err == nil {
+					en.Exit()
+				}
+				if i == 0 {
+					if en, err := e.Enter(bg, "GET /inventory"); err == nil {
+						en.SetError(errors.New("inventory down"))
+						en.Exit()
+					}
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	defer func() { close(stop); wg.Wait() }()
+
+	alloc, cancelAlloc := chromedp.NewExecAllocator(bg, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1280, 1000))...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelTimeout()
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/debug/bulwark/"),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-resource="GET /orders"]`)),
+	))
+	name, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`tr[data-resource="GET /orders"] td.name`)))
+	require.NoError(t, err)
+	assert.Equal(t, "GET /orders", name)
+
+	// The rule changes in the file: the datasource applies it, the engine
+	// emits the event, and the page shows both the blocks and the diff.
+	require.NoError(t, os.WriteFile(rulesPath, []byte(`[{"resource":"GET /orders","count":5}]`), 0o600))
+	blocked, err := chromedp.Run(ctx, chromedp.Poll[float64](`(() => {
+		const s = document.querySelector('tr[data-resource="GET /orders"] td.blocked .cell span');
+		const n = s ? Number(s.textContent.replace(/[^0-9]/g, '')) : 0;
+		return n > 0 ? n : false;
+	})()`, chromedp.WithPollingTimeout(30*time.Second)))
+	require.NoError(t, err, "the blocked count never showed")
+	assert.Positive(t, blocked)
+	kinds, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`tr[data-resource="GET /orders"] td.blocked .kinds`)))
+	require.NoError(t, err)
+	assert.Contains(t, kinds, "flow")
+
+	change, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => {
+		for (const li of document.querySelectorAll('#events li')) {
+			if (li.textContent.includes('count 20 → 5')) return li.textContent;
+		}
+		return false;
+	})()`, chromedp.WithPollingTimeout(30*time.Second)))
+	require.NoError(t, err, "the change event never showed")
+	assert.Contains(t, change, "GET /orders: count 20 → 5")
+	assert.Contains(t, change, "flow-rules.json @ ", "the source and its revision")
+
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#breakers .state.OPEN') !== null`,
+		chromedp.WithPollingTimeout(30*time.Second)))
+	require.NoError(t, err, "the open breaker never showed")
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('#datasources td')].some(td => td.textContent === 'flow-rules.json')`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	require.NoError(t, err, "the datasource never showed")
+
+	// Let the sparklines draw a few seconds, then keep a screenshot.
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
+		const pts = document.querySelector('tr[data-resource="GET /orders"] svg polyline');
+		return pts && pts.getAttribute('points').split(' ').filter(p => !p.endsWith(',19.0')).length >= 3;
+	})()`, chromedp.WithPollingTimeout(30*time.Second)))
+	require.NoError(t, err, "the sparkline never drew")
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	require.Greater(t, len(png), 10_000)
+	out := filepath.Join(artifactDir(t), "admin.png")
+	require.NoError(t, os.WriteFile(out, png, 0o644))
+	t.Logf("screenshot: %s", out)
+	if os.Getenv("BULWARK_UPDATE_DOCS") == "1" {
+		require.NoError(t, os.WriteFile("../docs/admin.png", png, 0o644))
+	}
+
+	// A phone-sized viewport: the page still fits its width.
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
+	overflow, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
+	require.NoError(t, err)
+	assert.False(t, overflow, "the page is wider than a phone's screen")
+}

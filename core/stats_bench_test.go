@@ -1,0 +1,41 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/bulwark-go/bulwark/core"
+)
+
+// BenchmarkEnterExitPassQPSObserved: BenchmarkEnterExitPassQPS while the
+// statistics are harvested (Stats was called): the pass path is the same,
+// the harvester reads the windows every 200 ms.
+func BenchmarkEnterExitPassQPSObserved(b *testing.B) {
+	e := passingEngine(b)
+	defer e.Close()
+	e.Stats()
+	enterExit(b, e, "r")
+}
+
+// BenchmarkStats10k: one Stats call with 10,000 resources that have
+// traffic.
+func BenchmarkStats10k(b *testing.B) {
+	e := core.NewEngine()
+	defer e.Close()
+	ctx := context.Background()
+	for i := range 10_000 {
+		en, err := e.Enter(ctx, fmt.Sprintf("GET /r/%d", i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		en.Exit()
+	}
+	e.Stats()
+	b.ReportAllocs()
+	for b.Loop() {
+		if st := e.Stats(); len(st.Resources) != 10_000 {
+			b.Fatal(len(st.Resources))
+		}
+	}
+}
