@@ -39,6 +39,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -55,6 +56,7 @@ type env struct {
 	stdout, stderr io.Writer
 	color          bool // stdout is a terminal and NO_COLOR is unset
 	in             *bufio.Reader
+	editing        atomic.Bool // an editor runs: an interrupt is its own
 }
 
 var commands = map[string]*command{}
@@ -62,9 +64,22 @@ var commands = map[string]*command{}
 func register(c *command) { commands[c.name] = c }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, color: colorOn(os.Stdout)})
-	stop()
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, color: colorOn(os.Stdout)}
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		for s := range sig {
+			// Ctrl-C in an editor is the editor's (vi leaves insert
+			// mode with it), not ours.
+			if s == os.Interrupt && e.editing.Load() {
+				continue
+			}
+			cancel()
+		}
+	}()
+	code := run(ctx, os.Args[1:], e)
+	cancel()
 	os.Exit(code)
 }
 
