@@ -215,3 +215,19 @@ func TestFmtFromSentinelGolang(t *testing.T) {
 	require.Equal(t, 0, r.code, r)
 	assert.Equal(t, converted+": valid, 4 ruleset rules\n", r.stdout)
 }
+
+func TestFileURLs(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "flow.json")
+	v1 := writeFile(t, dir, "v1.json", goodFlow)
+	r := bulwark(t, "apply", "--yes", "file://"+doc, v1)
+	require.Equal(t, 0, r.code, r)
+	r = bulwark(t, "get", doc)
+	require.Equal(t, 0, r.code, r)
+	assert.Equal(t, goodFlow, r.stdout)
+	r = bulwark(t, "diff", "file://localhost"+doc, v1)
+	assert.Equal(t, 0, r.code, r)
+	r = bulwark(t, "get", "ftp://host/x")
+	assert.Equal(t, 2, r.code, r)
+	assert.Contains(t, r.stderr, `unknown source scheme in "ftp://host/x"`)
+}
