@@ -61,6 +61,7 @@ func TestBackends(t *testing.T) {
 			t.Run("HistoryAndRollback", func(t *testing.T) { testHistoryAndRollback(t, url("history")) })
 			t.Run("Edit", func(t *testing.T) { testEdit(t, url("edit")) })
 			t.Run("Watch", func(t *testing.T) { testWatch(t, url("watch")) })
+			t.Run("LargeHistory", func(t *testing.T) { testLargeHistory(t, url("large")) })
 			if srv != nil {
 				t.Run("Unresponsive", func(t *testing.T) { testUnresponsive(t, srv, url("paused")) })
 			}
@@ -357,4 +358,41 @@ func TestUnreachable(t *testing.T) {
 			assert.Less(t, took, 10*time.Second)
 		})
 	}
+}
+
+// testLargeHistory: the history is bounded in bytes (--history-bytes) as
+// well as in entries: the oldest entries give way, the newest is always
+// recorded whole.
+func testLargeHistory(t *testing.T, src string) {
+	dir := t.TempDir()
+	for round := 1; round <= 3; round++ {
+		var b strings.Builder
+		b.WriteString("[")
+		for i := range 150 {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"resource":"GET /api/v1/resource-%03d","count":%d}`, i, round*10)
+		}
+		b.WriteString("]")
+		f := writeFile(t, dir, fmt.Sprintf("v%d.json", round), b.String())
+		// Each entry of rounds 2 and 3 holds a 7 KB document and 150
+		// diff lines: two do not fit in 20000 bytes.
+		r := bulwark(t, "apply", "--yes", "--history-bytes", "20000", "--author", fmt.Sprintf("round-%d", round), src, f)
+		require.Equal(t, 0, r.code, r)
+		assert.NotContains(t, r.stderr, "not recorded", r)
+		waitDoc(t, src, b.String())
+	}
+	var es []entry
+	require.Eventually(t, func() bool {
+		r := bulwark(t, "history", "--json", src)
+		es = nil
+		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &es) == nil && len(es) > 0 && es[len(es)-1].Author == "round-3"
+	}, 30*time.Second, 100*time.Millisecond)
+	require.Len(t, es, 1, "only the newest entry fits")
+	last := es[0]
+	assert.Equal(t, 3, last.Seq, "numbers go on")
+	assert.Len(t, last.Diff, 150)
+	require.NotNil(t, last.Previous)
+	assert.Contains(t, *last.Previous, `"count":20}`)
 }

@@ -87,7 +87,7 @@ func (p *proposal) carry(ctx context.Context, e *env, o *options) error {
 		}
 		return nil
 	}
-	if !o.yes && !confirm(e, fmt.Sprintf("write this to %s?", p.c.display)) {
+	if !o.yes && !confirm(ctx, e, fmt.Sprintf("write this to %s?", p.c.display)) {
 		return failf(exitUsage, "not confirmed: nothing written (--yes skips the question)")
 	}
 	snap, err := p.c.write(ctx, p.c.doc, p.next, p.cur.Revision, p.c.display)

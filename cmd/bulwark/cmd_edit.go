@@ -69,7 +69,7 @@ func runEdit(ctx context.Context, e *env, args []string) error {
 	}
 	var bad []byte // the last text that did not validate
 	for {
-		if err := runEditor(ctx, e, path); err != nil {
+		if err := runEditor(e, path); err != nil {
 			return err
 		}
 		next, err := os.ReadFile(path)
@@ -105,7 +105,7 @@ func runEdit(ctx context.Context, e *env, args []string) error {
 }
 
 // runEditor runs $VISUAL or $EDITOR (a command line, run by the shell) on path.
-func runEditor(ctx context.Context, e *env, path string) error {
+func runEditor(e *env, path string) error {
 	editor := os.Getenv("VISUAL")
 	if editor == "" {
 		editor = os.Getenv("EDITOR")
@@ -113,8 +113,12 @@ func runEditor(ctx context.Context, e *env, path string) error {
 	if editor == "" {
 		editor = "vi"
 	}
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", editor+` "$1"`, "sh", path)
+	// Not CommandContext: Ctrl-C in an editor is the editor's (vi ignores
+	// it), it must not kill it.
+	cmd := exec.Command("/bin/sh", "-c", editor+` "$1"`, "sh", path)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
+	e.editing.Store(true)
+	defer e.editing.Store(false)
 	if err := cmd.Run(); err != nil {
 		return failf(exitUsage, "editor %q: %v: nothing written", editor, err)
 	}

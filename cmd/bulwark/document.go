@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,16 +126,27 @@ func writeJSON(w io.Writer, v any) {
 	_ = enc.Encode(v)
 }
 
-// confirm asks question on stderr and reads the answer from stdin.
-func confirm(e *env, question string) bool {
+// confirm asks question on stderr and reads the answer from stdin; an
+// interrupt (ctx) is a no.
+func confirm(ctx context.Context, e *env, question string) bool {
 	fmt.Fprintf(e.stderr, "%s [y/N] ", question)
 	if e.in == nil {
 		e.in = bufio.NewReader(e.stdin)
 	}
-	line, _ := e.in.ReadString('\n')
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return true
+	answer := make(chan string, 1)
+	go func() { // ends with the line, or with the process
+		line, _ := e.in.ReadString('\n')
+		answer <- line
+	}()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(e.stderr)
+		return false
+	case line := <-answer:
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return true
+		}
+		return false
 	}
-	return false
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -20,9 +21,11 @@ type kind struct {
 	// matched by them in diffs); none: by position.
 	ids   []string
 	codec anyCodec
-	// minimal is the smallest rule of the kind, whose canonical form gives
-	// the defaults left out when a rule is shown.
+	// minimal is the smallest valid rule of the kind: the other fields of
+	// its canonical form are the defaults left out when a rule is shown.
 	minimal string
+	// extraDefaults are defaults of the fields minimal sets.
+	extraDefaults map[string]string
 }
 
 // anyCodec is a converter.Codec with its value type hidden: the CLI works on
@@ -71,10 +74,10 @@ func (c codecOf[T]) over(prev, canon []byte) ([]byte, error) {
 // kinds, in the order detection prefers them.
 var kinds = []*kind{
 	{name: "flow", ids: []string{"resource", "limitApp", "grade", "strategy", "refResource"}, codec: wrap(converter.FlowRules()), minimal: `[{"resource":"r"}]`},
-	{name: "degrade", ids: []string{"resource", "limitApp", "grade"}, codec: wrap(converter.CircuitBreakerRules()), minimal: `[{"resource":"r"}]`},
+	{name: "degrade", ids: []string{"resource", "limitApp", "grade"}, codec: wrap(converter.CircuitBreakerRules()), minimal: `[{"resource":"r","timeWindow":1}]`},
 	{name: "paramFlow", ids: []string{"resource", "limitApp", "paramIdx", "grade"}, codec: wrap(converter.HotspotRules()), minimal: `[{"resource":"r","paramIdx":0}]`},
 	{name: "authority", ids: []string{"resource"}, codec: wrap(converter.AuthorityRules()), minimal: `[{"resource":"r","limitApp":"a"}]`},
-	{name: "system", codec: wrap(converter.SystemRules()), minimal: `[{}]`},
+	{name: "system", codec: wrap(converter.SystemRules()), minimal: `[{"qps":1}]`, extraDefaults: map[string]string{"qps": "-1"}},
 	{name: "ruleset", codec: wrap(converter.RuleSet())},
 }
 
@@ -83,17 +86,19 @@ func wrap[T any](c converter.Codec[T]) anyCodec { return codecOf[T]{c: c} }
 // sections maps a rule set's keys to the kinds of their lists.
 var sections = map[string]string{"flow": "flow", "degrade": "degrade", "system": "system", "authority": "authority", "paramFlow": "paramFlow"}
 
+// aliases are other names of kinds: bulwark's Go names and spellings.
+var aliases = map[string]string{"circuitbreaker": "degrade", "hotspot": "paramFlow", "param-flow": "paramFlow", "rule-set": "ruleset"}
+
 func kindNamed(name string) (*kind, error) {
+	if a, ok := aliases[strings.ToLower(name)]; ok {
+		name = a
+	}
 	names := make([]string, 0, len(kinds))
 	for _, k := range kinds {
 		if strings.EqualFold(k.name, name) {
 			return k, nil
 		}
 		names = append(names, k.name)
-	}
-	switch strings.ToLower(name) {
-	case "circuitbreaker", "hotspot", "paramflow", "param-flow":
-		return kindNamed(map[string]string{"circuitbreaker": "degrade", "hotspot": "paramFlow", "paramflow": "paramFlow", "param-flow": "paramFlow"}[strings.ToLower(name)])
 	}
 	return nil, failf(exitUsage, "unknown kind %q: want one of %s", name, strings.Join(names, ", "))
 }
@@ -229,10 +234,16 @@ func (k *kind) defaults() map[string]json.RawMessage {
 			m := map[string]json.RawMessage{}
 			if k.minimal != "" {
 				if canon, _, err := k.codec.canonical([]byte(k.minimal)); err == nil {
+					set, _ := objectFields([]byte(strings.Trim(k.minimal, "[]")))
 					if rules, err := parseRules(k, canon); err == nil && len(rules) == 1 {
 						for _, f := range rules[0].fields {
-							m[f.name] = compact(f.value)
+							if !slices.ContainsFunc(set, func(g field) bool { return g.name == f.name }) {
+								m[f.name] = compact(f.value)
+							}
 						}
+					}
+					for name, v := range k.extraDefaults {
+						m[name] = []byte(v)
 					}
 				}
 			}

@@ -104,6 +104,9 @@ func start(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "BULWARK_AUTHOR=", "BULWARK_USER=", "BULWARK_PASSWORD=")
+	// A binary built with -race sleeps a second at exit (so that other
+	// threads may report); these exit at once. A race still exits 66.
+	cmd.Env = append(cmd.Env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	cmd.Env = append(cmd.Env, env...)
 	p := &proc{cmd: cmd, out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.errOut

@@ -46,8 +46,11 @@ type center struct {
 	doc, hist endpoint
 	histName  string        // where the history lives, for messages
 	reconcile time.Duration // how often watch reads anyway
-	timeout   time.Duration
-	closeFn   func()
+	// confirmMissing: a document read as missing is read again after this
+	// long before it counts as missing (0: never).
+	confirmMissing time.Duration
+	timeout        time.Duration
+	closeFn        func()
 }
 
 // closeWait bounds Close. A client whose server stopped answering may take
@@ -136,7 +139,11 @@ func dial(ctx context.Context, raw string, o *options) (*center, error) {
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "file":
-		return openFile(u.Path, display), nil
+		path := u.Path
+		if u.Host != "" && u.Host != "localhost" { // file://rules.json: a relative path
+			path = u.Host + u.Path
+		}
+		return openFile(path, display), nil
 	case "etcd":
 		return openEtcd(ctx, hosts, key, display, o, tlsCfg)
 	case "redis":
@@ -278,8 +285,8 @@ func openNacos(hosts []string, dataID string, q url.Values, display string, o *o
 	return &center{display: display, name: dataID,
 		doc:  nacos.New(cli, dataID, group),
 		hist: nacos.New(cli, dataID+historySuffix, group), histName: group + "/" + dataID + historySuffix,
-		reconcile: nacos.ReconcileInterval,
-		closeFn:   func() { cli.CloseClient(); _ = os.RemoveAll(work) }}, nil
+		reconcile: nacos.ReconcileInterval, confirmMissing: 1200 * time.Millisecond,
+		closeFn: func() { cli.CloseClient(); _ = os.RemoveAll(work) }}, nil
 }
 
 func tlsConfig(o *options) (*tls.Config, error) {
@@ -323,6 +330,22 @@ func (c *center) read(ctx context.Context) (datasource.Snapshot, error) {
 }
 
 func (c *center) readFrom(ctx context.Context, ep endpoint, what string) (datasource.Snapshot, error) {
+	snap, err := c.readOnce(ctx, ep, what)
+	if err != nil || !snap.Missing || c.confirmMissing == 0 {
+		return snap, err
+	}
+	// A Nacos-protocol server may answer "missing" for a moment after a
+	// publish (PolarisMesh swapping a release; see package nacos): a
+	// document is missing when a second read says so too.
+	select {
+	case <-ctx.Done():
+		return snap, fail(exitUnreachable, fmt.Errorf("read %s: %w", what, ctx.Err()))
+	case <-time.After(c.confirmMissing):
+	}
+	return c.readOnce(ctx, ep, what)
+}
+
+func (c *center) readOnce(ctx context.Context, ep endpoint, what string) (datasource.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	snap, err := ep.Read(ctx)

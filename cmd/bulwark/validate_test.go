@@ -2,9 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -214,4 +218,61 @@ func TestFmtFromSentinelGolang(t *testing.T) {
 	r = bulwark(t, "validate", converted)
 	require.Equal(t, 0, r.code, r)
 	assert.Equal(t, converted+": valid, 4 ruleset rules\n", r.stdout)
+}
+
+func TestFileURLs(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "flow.json")
+	v1 := writeFile(t, dir, "v1.json", goodFlow)
+	r := bulwark(t, "apply", "--yes", "file://"+doc, v1)
+	require.Equal(t, 0, r.code, r)
+	r = bulwark(t, "get", doc)
+	require.Equal(t, 0, r.code, r)
+	assert.Equal(t, goodFlow, r.stdout)
+	r = bulwark(t, "diff", "file://localhost"+doc, v1)
+	assert.Equal(t, 0, r.code, r)
+	r = bulwark(t, "get", "ftp://host/x")
+	assert.Equal(t, 2, r.code, r)
+	assert.Contains(t, r.stderr, `unknown source scheme in "ftp://host/x"`)
+}
+
+// TestEditConflictKeepsTheEdit: someone else applies while the editor is
+// open; the edit is not written (exit 3) and is kept in a file.
+func TestEditConflictKeepsTheEdit(t *testing.T) {
+	dir := t.TempDir()
+	doc := writeFile(t, dir, "flow.json", goodFlow)
+	other := writeFile(t, dir, "other.json", flowA)
+	editor := writeFile(t, dir, "editor.sh", fmt.Sprintf(`#!/bin/sh
+%s apply --yes --author someone-else %s %s >/dev/null
+sed -i 's/"count": 100/"count": 150/' "$1"
+`, bin, doc, other))
+	require.NoError(t, os.Chmod(editor, 0o755))
+	r := cli(t, "", []string{"EDITOR=" + editor, "VISUAL="}, "edit", "--yes", doc)
+	require.Equal(t, 3, r.code, r)
+	assert.Contains(t, r.stderr, "changed since it was read")
+	m := regexp.MustCompile(`your edit is kept in (\S+)`).FindStringSubmatch(r.stderr)
+	require.NotNil(t, m, r.stderr)
+	kept, err := os.ReadFile(m[1])
+	require.NoError(t, err)
+	assert.Contains(t, string(kept), `"count": 150`)
+	require.NoError(t, os.RemoveAll(filepath.Dir(m[1])))
+	got, err := os.ReadFile(doc)
+	require.NoError(t, err)
+	assert.Equal(t, flowA, string(got), "the other writer's document stays")
+}
+
+// TestInterruptAtTheQuestion: Ctrl-C while apply asks is a no.
+func TestInterruptAtTheQuestion(t *testing.T) {
+	dir := t.TempDir()
+	doc := writeFile(t, dir, "flow.json", goodFlow)
+	v2 := writeFile(t, dir, "v2.json", flowV2)
+	p := start(t, nil, "apply", doc, v2)
+	require.Eventually(t, func() bool { return strings.Contains(p.errOut.String(), "write this to") }, 30*time.Second, 10*time.Millisecond)
+	p.interrupt(t)
+	r := p.wait(t)
+	assert.Equal(t, 2, r.code, r)
+	assert.Contains(t, r.stderr, "not confirmed: nothing written")
+	got, err := os.ReadFile(doc)
+	require.NoError(t, err)
+	assert.Equal(t, goodFlow, string(got))
 }

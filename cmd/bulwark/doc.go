@@ -1,0 +1,31 @@
+// Command bulwark validates, reviews, applies and rolls back Sentinel rule
+// documents in a file or a config center (etcd, Redis, ZooKeeper, Nacos).
+//
+//	bulwark validate rules.json                      # every problem, FILE:LINE:COL: [i] "resource": field: problem
+//	bulwark diff etcd://127.0.0.1:2379/bulwark/order-service/prod/flow rules.json
+//	bulwark apply etcd://127.0.0.1:2379/bulwark/order-service/prod/flow rules.json
+//	bulwark set redis://127.0.0.1:6379/bulwark:order-service:prod:flow "GET /orders" count=200
+//	bulwark history zk://127.0.0.1:2181/bulwark/order-service/prod/flow
+//	bulwark rollback nacos://127.0.0.1:8848/order-service-flow-rules?group=SENTINEL_GROUP
+//
+// Sources are URLs: a path or file:///path, etcd://host:2379/key,
+// redis://host:6379/key (?channel=, default key + ":changed"; ?db=),
+// zk://host:2181/path, nacos://host:8848/dataId (?group=, default
+// DEFAULT_GROUP; ?namespace=). Several servers are separated by commas.
+// Credentials and TLS come from flags or the environment (BULWARK_USER,
+// BULWARK_PASSWORD, BULWARK_TLS_CA, BULWARK_TLS_CERT, BULWARK_TLS_KEY) and are
+// never printed.
+//
+// Every change made by apply, edit, set and rollback is compare-and-set
+// against the revision read, and is recorded in an audit trail beside the
+// document, in the same config center: the document's key + ".history"
+// (Redis: key + ":history"), the last 100 changes.
+//
+// Exit codes: 0 ok, 1 invalid document or differences found (diff), 2 usage
+// (or a change not confirmed), 3 conflict (someone changed the document in
+// between: nothing was written), 4 the config center could not be reached or
+// refused the request.
+//
+// Run "bulwark help COMMAND" or "bulwark COMMAND --help" for a command's
+// flags.
+package main
