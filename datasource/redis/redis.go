@@ -262,21 +262,27 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 }
 
 // Delete removes the key if its current content revision is
-// expectRevision ("" meaning: whatever it holds), and publishes an empty
-// message on the channel, in one transaction as Write does: WATCH key, GET
-// key, compare, then MULTI, DEL key, PUBLISH channel "", EXEC. A revision
-// mismatch, or another client changing the key between the GET and the
-// EXEC, returns an error wrapping datasource.ErrConflict, and nothing is
-// removed. A key that does not exist is not an error (deleting is
-// idempotent) and nothing is published. bulwark's Watch takes the message
-// as a hint and reads the key (missing); a Java Sentinel subscriber hands
-// the empty message to its converter. Delete is not part of the datasource
-// contract; tools use it (removing a canary overlay). Like Write, it
-// returns when ctx ends; the transaction it leaves behind may still
-// complete.
+// expectRevision, and publishes an empty message on the channel, in one
+// transaction as Write does: WATCH key, GET key, compare, then MULTI, DEL
+// key, PUBLISH channel "", EXEC. A revision mismatch, or another client
+// changing the key between the GET and the EXEC, returns an error wrapping
+// datasource.ErrConflict, and nothing is removed. A key that does not
+// exist is not an error (deleting is idempotent), and nothing is
+// published then. With expectRevision "" it compares nothing: MULTI, DEL,
+// PUBLISH, EXEC removes whatever is there.
+//
+// bulwark's Watch takes the message as a hint and reads the key (missing);
+// a Java Sentinel subscriber hands the empty message to its converter.
+// Delete is not part of the datasource contract; tools use it (removing a
+// canary overlay). Like Write, it returns when ctx ends; the transaction
+// it leaves behind may still complete.
 func (s *Source) Delete(ctx context.Context, expectRevision string) error {
 	var txErr error // the error of the transaction function, already explained
 	err := s.call(ctx, func() error {
+		if expectRevision == "" {
+			txErr = s.deleteAndPublish(ctx, s.client)
+			return txErr
+		}
 		return s.client.Watch(ctx, func(tx *goredis.Tx) error {
 			txErr = s.compareAndDelete(ctx, tx, expectRevision)
 			return txErr
@@ -302,7 +308,14 @@ func (s *Source) compareAndDelete(ctx context.Context, tx *goredis.Tx, expectRev
 		}
 		return nil
 	}
-	_, err = tx.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+	return s.deleteAndPublish(ctx, tx)
+}
+
+// deleteAndPublish runs MULTI, DEL key, PUBLISH channel "", EXEC through
+// c: the client, or a transaction under WATCH (then EXEC fails with
+// redis.TxFailedErr when the key changed since WATCH).
+func (s *Source) deleteAndPublish(ctx context.Context, c goredis.Cmdable) error {
+	_, err := c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		p.Del(ctx, s.key)
 		p.Publish(ctx, s.channel, "")
 		return nil
