@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,7 +76,7 @@ func (r *Readable[T]) writeCache(snap Snapshot) error {
 		return err
 	}
 	if snap.Missing {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := atomicfile.Remove(path); err != nil {
 			return named(r.name, "cache: %w", err)
 		}
 		return nil

@@ -180,6 +180,18 @@
 // Source returning the Source of the overlay of group, with the same
 // client and options; WithOverlay uses it.
 //
+// A backend may also have a method Delete(ctx, expectRevision string)
+// error. The framework does not need it; tools use it (removing a canary
+// overlay, to abort it or once it is promoted). It removes the document
+// only if its current revision equals expectRevision ("" meaning: whatever
+// it holds), with the comparison and the removal one atomic step where the
+// backend allows it; otherwise it removes nothing and returns an error
+// wrapping [ErrConflict]. A document that does not exist is not an error,
+// whatever expectRevision: deleting is idempotent, so a retry after a lost
+// answer succeeds. It respects ctx and the lifecycle as Write does
+// (ErrClosed after Close). Every backend of this module has one, and says
+// how atomic it is.
+//
 // Errors are "datasource: <name>: ..." and wrap their cause: test them
 // with errors.Is ([ErrClosed], [ErrConflict], [ErrNotApplied], the
 // converter's and the RuleManager's errors).

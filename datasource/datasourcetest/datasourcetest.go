@@ -132,6 +132,7 @@ func Run(t *testing.T, h Harness) {
 		{"ReconnectResync", s.reconnectResync},
 		{"OverlayReplacesBase", s.overlay},
 		{"ReadHonoursContextWhileFrozen", s.readWhileFrozen},
+		{"DeleteCompareAndSet", s.deleteCompareAndSet},
 	}
 	for _, c := range cases {
 		t.Run(c.name, c.fn)
@@ -1028,4 +1029,56 @@ func (s suite) readWhileFrozen(t *testing.T) {
 	case <-time.After(s.h.Timeout):
 		t.Fatalf("Read did not return within %v of its context's end", s.h.Timeout)
 	}
+}
+
+// deleter is the Delete a backend may have besides the contract (see
+// "Implementing a backend" in package datasource): tools remove a
+// document with it.
+type deleter interface {
+	Delete(ctx context.Context, expectRevision string) error
+}
+
+// holds is the condition "a read shows data".
+func holds(data []byte) func(datasource.Snapshot) bool {
+	return func(s datasource.Snapshot) bool { return !s.Missing && bytes.Equal(s.Data, data) }
+}
+
+// deleteCompareAndSet: Delete removes the document only at the revision
+// its caller expects ("" meaning any), a Readable sees it gone, deleting
+// is idempotent, and a closed Source refuses it.
+func (s suite) deleteCompareAndSet(t *testing.T) {
+	b := s.h.New(t)
+	d, ok := b.Source.(deleter)
+	if !ok {
+		t.Skipf("%T has no Delete method", b.Source)
+	}
+	s.put(t, b, enc("one"))
+	stale := s.readUntil(t, b, "the first document to be read", holds(enc("one")))
+	s.put(t, b, enc("two"))
+	cur := s.readUntil(t, b, "the second document to be read", holds(enc("two")))
+	m := &manager{}
+	r := s.readable(t, b.Source, m)
+	require.NoError(t, r.Start(s.ctx(t)))
+	s.waitRules(t, m, doc{"two"})
+
+	require.ErrorIs(t, d.Delete(s.ctx(t), stale.Revision), datasource.ErrConflict, "Delete at a stale revision")
+	now, err := b.Source.Read(s.ctx(t))
+	require.NoError(t, err)
+	assert.True(t, holds(enc("two"))(now), "a refused Delete removes nothing; the document is %s", describeSnapshot(now))
+
+	require.NoError(t, d.Delete(s.ctx(t), cur.Revision), "Delete at the current revision")
+	s.readUntil(t, b, "the document to be gone", func(snap datasource.Snapshot) bool { return snap.Missing })
+	s.waitRules(t, m, nil) // reconciling is an hour away: the watch (or polling) saw it
+	assert.True(t, r.Status().Missing)
+	require.NoError(t, d.Delete(s.ctx(t), cur.Revision), "deleting again is not an error")
+	require.NoError(t, d.Delete(s.ctx(t), ""), "nor with no revision")
+
+	s.put(t, b, enc("three"))
+	s.waitRules(t, m, doc{"three"})
+	require.NoError(t, d.Delete(s.ctx(t), ""), `Delete at "" removes whatever is there`)
+	s.readUntil(t, b, "the document to be gone again", func(snap datasource.Snapshot) bool { return snap.Missing })
+	s.waitRules(t, m, nil)
+
+	require.NoError(t, r.Close()) // closes the Source
+	require.ErrorIs(t, d.Delete(s.ctx(t), ""), datasource.ErrClosed, "Delete after Close")
 }

@@ -53,6 +53,14 @@
 //     returns nil.
 //   - ReconnectResync (with a Fault hook): changes made while the Source was
 //     cut off are read after it reconnects, and watching resumes.
+//   - OverlayReplacesBase (with Backend.Overlay): a Readable with
+//     datasource.WithOverlay follows the overlay while it exists, the base
+//     otherwise.
+//   - DeleteCompareAndSet (Sources with a Delete(ctx, expectRevision)
+//     method): a stale revision is a conflict and removes nothing; the
+//     current one removes the document, and a Readable on it sees the rules
+//     cleared; deleting again, and deleting at "" (any revision), are not
+//     errors; a closed Source refuses with ErrClosed.
 //
 // Documents are JSON arrays of strings, so the suite needs no rule types;
 // a stand-in rule manager rejects the rule "invalid". Waits poll a

@@ -63,7 +63,10 @@
 // revision is 0) put the document, else get the key's revision. A failed
 // comparison stores nothing and returns an error wrapping
 // datasource.ErrConflict. The snapshot returned carries the new mod
-// revision.
+// revision. Delete is one transaction too: if the key's mod revision
+// equals the expected one (no comparison for "") delete the key, else get
+// its revision; a failed comparison deletes nothing, and an absent key is
+// not an error.
 //
 // Errors are "etcd: <operation> <key>: ..." and wrap the client's error
 // (test them with errors.Is against go.etcd.io/etcd/api/v3/v3rpc/rpctypes

@@ -209,6 +209,46 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 	return snap, nil
 }
 
+// Delete removes the key in one transaction that compares its mod
+// revision with expectRevision ("": no comparison, whatever it holds is
+// removed). When the comparison fails nothing is removed and the error
+// wraps datasource.ErrConflict (and names the revision found). An absent
+// key is not an error: deleting is idempotent. Delete is not part of the
+// datasource contract; tools use it (removing a canary overlay).
+func (s *Source) Delete(ctx context.Context, expectRevision string) error {
+	if s.life.Closed() {
+		return datasource.ErrClosed
+	}
+	var cmps []clientv3.Cmp // none for "": the delete always applies
+	if expectRevision != "" {
+		want, err := strconv.ParseInt(expectRevision, 10, 64)
+		if err != nil || want <= 0 {
+			return fmt.Errorf("etcd: delete %s: expected revision %q is not an etcd mod revision: %w",
+				s.name(), expectRevision, datasource.ErrConflict)
+		}
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.key), "=", want))
+	}
+	resp, err := s.kv.Txn(ctx).
+		If(cmps...).
+		Then(clientv3.OpDelete(s.key)).
+		Else(clientv3.OpGet(s.key, clientv3.WithKeysOnly())).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("etcd: delete %s: %w", s.name(), err)
+	}
+	// What the key is after the transaction: deleted, absent already, or
+	// at the revision that failed the comparison.
+	found := datasource.Snapshot{Missing: true}
+	if rr := resp.Responses[0].GetResponseRange(); !resp.Succeeded && rr != nil && len(rr.Kvs) > 0 {
+		found = datasource.Snapshot{Revision: revision(rr.Kvs[0].ModRevision)}
+	}
+	s.observe(found, resp.Header.GetRevision())
+	if _, err := backend.MayDelete(found, expectRevision); err != nil {
+		return fmt.Errorf("etcd: delete %s: %w", s.name(), err)
+	}
+	return nil
+}
+
 // Watch watches the key from the store revision right after the read
 // that returned from, so a change made between that read and the watch is
 // delivered too; each put or delete calls changed. The watch context

@@ -65,4 +65,7 @@
 // returns keeps the new one. The file keeps its permission bits (and
 // owner, where the process may set it); a new file gets WithPerm (0644). A
 // file that is a link has its target (the end of the chain) replaced.
+//
+// Delete compares and removes under the same lock, then syncs the
+// directory. A file that is a link has the link removed, not its target.
 package file

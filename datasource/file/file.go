@@ -219,18 +219,9 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 	if s.life.Closed() {
 		return datasource.Snapshot{}, datasource.ErrClosed
 	}
-	target := s.path
-	if resolved, err := filepath.EvalSymlinks(s.path); err == nil {
-		target = resolved
-	}
-	lockPath := s.lockPath
-	if lockPath == "" {
-		dir, base := filepath.Split(target)
-		lockPath = filepath.Join(dir, "."+base+".lock")
-	}
-	unlock, err := lockFile(ctx, lockPath)
+	target, unlock, err := s.lock(ctx)
 	if err != nil {
-		return datasource.Snapshot{}, fmt.Errorf("file: lock %s: %w", lockPath, err)
+		return datasource.Snapshot{}, err
 	}
 	defer unlock()
 
@@ -250,4 +241,58 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 		return datasource.Snapshot{}, fmt.Errorf("file: %w", err)
 	}
 	return datasource.Snapshot{Data: append([]byte(nil), data...), Revision: datasource.ContentRevision(data)}, nil
+}
+
+// lock takes the lock every writer of the file takes (WithLockPath, else
+// ".<name>.lock" beside the file the path leads to) and returns that file,
+// the one a write replaces: the path with its links followed.
+func (s *Source) lock(ctx context.Context) (target string, unlock func(), err error) {
+	target = s.path
+	if resolved, err := filepath.EvalSymlinks(s.path); err == nil {
+		target = resolved
+	}
+	lockPath := s.lockPath
+	if lockPath == "" {
+		dir, base := filepath.Split(target)
+		lockPath = filepath.Join(dir, "."+base+".lock")
+	}
+	unlock, err = lockFile(ctx, lockPath)
+	if err != nil {
+		return "", nil, fmt.Errorf("file: lock %s: %w", lockPath, err)
+	}
+	return target, unlock, nil
+}
+
+// Delete removes the file if its current revision is expectRevision (""
+// meaning: whatever it holds), and returns an error wrapping
+// datasource.ErrConflict, removing nothing, otherwise. A file that does not
+// exist is not an error: deleting is idempotent. The comparison and the
+// removal happen under the lock Write takes, so they are one step for
+// every writer that takes it; the directory is synced after the removal.
+// A symbolic link is removed itself, not the file it leads to (which other
+// names may share): the document at this path is gone. Delete is not part
+// of the datasource contract; tools use it (removing a canary overlay).
+func (s *Source) Delete(ctx context.Context, expectRevision string) error {
+	if s.life.Closed() {
+		return datasource.ErrClosed
+	}
+	_, unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cur, err := s.Read(ctx)
+	if err != nil {
+		return err
+	}
+	if ok, err := backend.MayDelete(cur, expectRevision); !ok {
+		if err != nil {
+			return fmt.Errorf("file: delete %s: %w", s.path, err)
+		}
+		return nil
+	}
+	if err := atomicfile.Remove(s.path); err != nil {
+		return fmt.Errorf("file: delete %s: %w", s.path, err)
+	}
+	return nil
 }

@@ -79,6 +79,13 @@
 // config type sent with the publish is "json" unless [WithType] says
 // otherwise. Empty data cannot be written (it would read as deleted).
 //
+// Delete is not atomic: DeleteConfig compares nothing, so with an expected
+// revision Delete reads the config, compares its md5, then deletes it. A
+// publish by another client between that read and the delete is deleted
+// too, and a read served from the server's cache (below) may miss a change
+// made just before. Use it where no other writer is expected at the
+// moment (removing a canary overlay that only the rollout tool writes).
+//
 // Reads may lag writes: the server answers GetConfig from a cache, so for a
 // moment after a publish (about a second on PolarisMesh) a read may still
 // return the previous content. The framework allows for that: a write with

@@ -258,24 +258,9 @@ const (
 
 // get calls GetConfig, returning early when ctx is done.
 func (s *Source) get(ctx context.Context) (string, error) {
-	type result struct {
-		content string
-		err     error
-	}
-	ch := make(chan result, 1)
-	err := s.life.Go(func() {
-		content, err := s.cli.GetConfig(vo.ConfigParam{DataId: s.dataID, Group: s.group})
-		ch <- result{content, err}
+	return backend.Call(ctx, &s.life, func() (string, error) {
+		return s.cli.GetConfig(vo.ConfigParam{DataId: s.dataID, Group: s.group})
 	})
-	if err != nil {
-		return "", err
-	}
-	select {
-	case <-ctx.Done():
-		return "", ctx.Err()
-	case r := <-ch:
-		return r.content, r.err
-	}
 }
 
 func isLimited(err error) bool { return strings.Contains(err.Error(), "is limited") }
@@ -300,45 +285,76 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 		cas = emptyMd5
 	}
 	content := string(data)
-	type result struct {
-		ok  bool
-		err error
-	}
-	ch := make(chan result, 1)
-	err := s.life.Go(func() {
-		ok, err := s.cli.PublishConfig(vo.ConfigParam{
+	ok, err := backend.Call(ctx, &s.life, func() (bool, error) {
+		return s.cli.PublishConfig(vo.ConfigParam{
 			DataId:  s.dataID,
 			Group:   s.group,
 			Content: content,
 			Type:    s.typ,
 			CasMd5:  cas,
 		})
-		ch <- result{ok, err}
 	})
-	if err != nil {
-		return datasource.Snapshot{}, err
-	}
-	var r result
-	select {
-	case <-ctx.Done():
-		return datasource.Snapshot{}, fmt.Errorf("nacos: publish %s: %w", s.name(), ctx.Err())
-	case r = <-ch:
-	}
 	want := "absent"
 	if expectRevision != "" {
 		want = "at md5 " + expectRevision
 	}
 	switch {
-	case r.err != nil && isConflict(r.err):
+	case errors.Is(err, datasource.ErrClosed):
+		return datasource.Snapshot{}, err
+	case err != nil && isConflict(err):
 		return datasource.Snapshot{}, fmt.Errorf("nacos: publish %s: config is not %s: %w (server: %v)",
-			s.name(), want, datasource.ErrConflict, r.err)
-	case r.err != nil:
-		return datasource.Snapshot{}, fmt.Errorf("nacos: publish %s: %w", s.name(), r.err)
-	case !r.ok:
+			s.name(), want, datasource.ErrConflict, err)
+	case err != nil:
+		return datasource.Snapshot{}, fmt.Errorf("nacos: publish %s: %w", s.name(), err)
+	case !ok:
 		// The SDK answers (false, nil) only when it got no response at all.
 		return datasource.Snapshot{}, fmt.Errorf("nacos: publish %s: not published (no response)", s.name())
 	}
 	return snapshot(content), nil
+}
+
+// Delete removes the config if its content's md5 is expectRevision (""
+// meaning: whatever it holds), and returns an error wrapping
+// datasource.ErrConflict, removing nothing, otherwise. A config that does
+// not exist is not an error: deleting is idempotent. Delete is not part of
+// the datasource contract; tools use it (removing a canary overlay).
+//
+// It is not atomic. The SDK's DeleteConfig compares nothing, so Delete
+// reads the config (a Read, which confirms a config gone right after it
+// was seen), compares its md5, then deletes: a publish by another client
+// that lands between that read and the delete is deleted with it. And the
+// server answers the read from its cache, so a change made just before
+// (within about a second on PolarisMesh) may not be seen: Delete then
+// reports a conflict with the previous content's md5, or deletes the
+// change as above. With expectRevision "" it deletes at once, without
+// reading. Like Write, it returns when ctx ends; the call it leaves behind
+// may still complete.
+func (s *Source) Delete(ctx context.Context, expectRevision string) error {
+	if expectRevision != "" {
+		cur, err := s.Read(ctx)
+		if err != nil {
+			return err
+		}
+		if ok, err := backend.MayDelete(cur, expectRevision); !ok {
+			if err != nil {
+				return fmt.Errorf("nacos: delete %s: %w", s.name(), err)
+			}
+			return nil
+		}
+	}
+	ok, err := backend.Call(ctx, &s.life, func() (bool, error) {
+		return s.cli.DeleteConfig(vo.ConfigParam{DataId: s.dataID, Group: s.group})
+	})
+	switch {
+	case errors.Is(err, datasource.ErrClosed):
+		return err
+	case err != nil:
+		return fmt.Errorf("nacos: delete %s: %w", s.name(), err)
+	case !ok:
+		return fmt.Errorf("nacos: delete %s: not deleted (no response)", s.name())
+	}
+	s.present.Store(false)
+	return nil
 }
 
 // Watch listens to the config (ListenConfig) and calls changed, as a hint,

@@ -103,6 +103,12 @@
 // Java Sentinel's Redis datasource expects of its writers, so Java
 // services that share the channel apply the write too.
 //
+// Delete is the same transaction with DEL key and PUBLISH channel "" (an
+// empty message) in place of SET and PUBLISH of the document: a
+// revision mismatch or an aborted EXEC deletes nothing, and a key that
+// does not exist is not an error (nothing is published then). With the
+// expected revision "" it compares nothing: MULTI, DEL, PUBLISH, EXEC.
+//
 // With a *redis.ClusterClient the transaction runs on the key's node, and
 // Redis Cluster forwards the PUBLISH to subscribers on every node. A
 // *redis.Ring shards Pub/Sub by channel name: give the key and the channel

@@ -172,16 +172,8 @@ func (s *Source) Close() error {
 // lasts until the client's ReadTimeout. f's goroutine is counted, and
 // Close waits for it.
 func (s *Source) call(ctx context.Context, f func() error) error {
-	done := make(chan error, 1)
-	if err := s.life.Go(func() { done <- f() }); err != nil {
-		return err
-	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	_, err := backend.Call(ctx, &s.life, func() (struct{}, error) { return struct{}{}, f() })
+	return err
 }
 
 // Read reads the key. A key that does not exist is a missing document; a
@@ -263,19 +255,93 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 			return txErr
 		}, s.key)
 	})
+	if err := s.txError(ctx, "write", err, txErr); err != nil {
+		return datasource.Snapshot{}, err
+	}
+	return datasource.Snapshot{Data: append([]byte(nil), data...), Revision: datasource.ContentRevision(data)}, nil
+}
+
+// Delete removes the key if its current content revision is
+// expectRevision, and publishes an empty message on the channel, in one
+// transaction as Write does: WATCH key, GET key, compare, then MULTI, DEL
+// key, PUBLISH channel "", EXEC. A revision mismatch, or another client
+// changing the key between the GET and the EXEC, returns an error wrapping
+// datasource.ErrConflict, and nothing is removed. A key that does not
+// exist is not an error (deleting is idempotent), and nothing is
+// published then. With expectRevision "" it compares nothing: MULTI, DEL,
+// PUBLISH, EXEC removes whatever is there.
+//
+// bulwark's Watch takes the message as a hint and reads the key (missing);
+// a Java Sentinel subscriber hands the empty message to its converter.
+// Delete is not part of the datasource contract; tools use it (removing a
+// canary overlay). Like Write, it returns when ctx ends; the transaction
+// it leaves behind may still complete.
+func (s *Source) Delete(ctx context.Context, expectRevision string) error {
+	var txErr error // the error of the transaction function, already explained
+	err := s.call(ctx, func() error {
+		if expectRevision == "" {
+			txErr = s.deleteAndPublish(ctx, s.client)
+			return txErr
+		}
+		return s.client.Watch(ctx, func(tx *goredis.Tx) error {
+			txErr = s.compareAndDelete(ctx, tx, expectRevision)
+			return txErr
+		}, s.key)
+	})
+	return s.txError(ctx, "delete", err, txErr)
+}
+
+// compareAndDelete runs inside WATCH key: it compares the key's revision
+// with expectRevision and queues DEL and PUBLISH in MULTI ... EXEC.
+func (s *Source) compareAndDelete(ctx context.Context, tx *goredis.Tx, expectRevision string) error {
+	cur, err := tx.Get(ctx, s.key).Bytes()
+	found := datasource.Snapshot{Missing: errors.Is(err, goredis.Nil)}
+	if err != nil && !found.Missing {
+		return fmt.Errorf("redis: get %q: %w", s.key, err)
+	}
+	if !found.Missing {
+		found.Revision = datasource.ContentRevision(cur)
+	}
+	if ok, err := backend.MayDelete(found, expectRevision); !ok {
+		if err != nil {
+			return fmt.Errorf("redis: delete %q: %w", s.key, err)
+		}
+		return nil
+	}
+	return s.deleteAndPublish(ctx, tx)
+}
+
+// deleteAndPublish runs MULTI, DEL key, PUBLISH channel "", EXEC through
+// c: the client, or a transaction under WATCH (then EXEC fails with
+// redis.TxFailedErr when the key changed since WATCH).
+func (s *Source) deleteAndPublish(ctx context.Context, c goredis.Cmdable) error {
+	_, err := c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		p.Del(ctx, s.key)
+		p.Publish(ctx, s.channel, "")
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("redis: delete %q and publish on %q: %w", s.key, s.channel, err)
+	}
+	return nil
+}
+
+// txError explains what a transaction of Write or Delete (op) returned:
+// err from the call, txErr from its transaction function.
+func (s *Source) txError(ctx context.Context, op string, err, txErr error) error {
 	switch {
 	case err == nil:
-		return datasource.Snapshot{Data: append([]byte(nil), data...), Revision: datasource.ContentRevision(data)}, nil
+		return nil
 	case errors.Is(err, datasource.ErrClosed):
-		return datasource.Snapshot{}, err
+		return err
 	case errors.Is(err, goredis.TxFailedErr):
-		return datasource.Snapshot{}, fmt.Errorf("redis: key %q changed during the write: %w: %w", s.key, datasource.ErrConflict, err)
+		return fmt.Errorf("redis: key %q changed during the %s: %w: %w", s.key, op, datasource.ErrConflict, err)
 	case ctx.Err() != nil:
-		return datasource.Snapshot{}, fmt.Errorf("redis: write %q: %w", s.key, err)
+		return fmt.Errorf("redis: %s %q: %w", op, s.key, err)
 	case txErr != nil && err == txErr:
-		return datasource.Snapshot{}, err
+		return err
 	default:
-		return datasource.Snapshot{}, fmt.Errorf("redis: watch %q: %w", s.key, err)
+		return fmt.Errorf("redis: watch %q: %w", s.key, err)
 	}
 }
 

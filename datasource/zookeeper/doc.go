@@ -104,4 +104,10 @@
 // therefore at version 1. The node's data is the document as is,
 // the same bytes Java Sentinel's ZookeeperDataSource reads, so a Go and a
 // Java service can share a node.
+//
+// Delete with an expected revision checks the node's creation zxid and
+// deletes it with the expected version (zk.ErrBadVersion is a conflict);
+// with the empty revision it deletes whatever version is there. A node
+// that does not exist is not an error; a node with children cannot be
+// deleted, and the parents Write created stay.
 package zookeeper

@@ -166,10 +166,7 @@ func (s *Source) Close() error {
 // in between).
 func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 	if limit.Of(ctx) > 0 {
-		r, err := call(ctx, s, "exists", func() (got, error) {
-			ok, stat, err := s.conn.Exists(s.path)
-			return got{exists: ok, stat: stat}, err
-		})
+		r, err := s.exists(ctx)
 		switch {
 		case err != nil:
 			return datasource.Snapshot{}, err
@@ -293,10 +290,7 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 	if !ok {
 		return datasource.Snapshot{}, fmt.Errorf("zookeeper: set %s: revision %q is not one of this node's: %w", s.path, expectRevision, datasource.ErrConflict)
 	}
-	cur, err := call(ctx, s, "exists", func() (got, error) {
-		ok, stat, err := s.conn.Exists(s.path)
-		return got{exists: ok, stat: stat}, err
-	})
+	cur, err := s.exists(ctx)
 	switch {
 	case err != nil:
 		return datasource.Snapshot{}, err
@@ -319,6 +313,64 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 		return datasource.Snapshot{}, err
 	}
 	return datasource.Snapshot{Data: append([]byte(nil), data...), Revision: revision(r.stat)}, nil
+}
+
+// Delete removes the node if its revision is expectRevision, else
+// returns an error wrapping datasource.ErrConflict and removes nothing.
+// The node must have the same creation (czxid) and it is deleted with
+// compare-and-set on its version (zk.ErrBadVersion is a conflict), as
+// Write sets it. With expectRevision "" whatever version it has is
+// deleted. A node that does not exist is not an error: deleting is
+// idempotent. A node with children cannot be deleted (zk.ErrNotEmpty);
+// its parents are left in place. Delete is not part of the datasource
+// contract; tools use it (removing a canary overlay).
+func (s *Source) Delete(ctx context.Context, expectRevision string) error {
+	version, remove, err := s.deletable(ctx, expectRevision)
+	if !remove || err != nil {
+		return err
+	}
+	// As in Write, only a delete and a re-creation that reaches the same
+	// version could slip in between: the delete compares the version.
+	_, err = call(ctx, s, "delete", func() (got, error) { return got{}, s.conn.Delete(s.path, version) })
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return nil // deleted by someone else meanwhile
+	case errors.Is(err, zk.ErrBadVersion):
+		return fmt.Errorf("%w: %w", err, datasource.ErrConflict)
+	}
+	return err
+}
+
+// deletable returns the version a Delete that expects expectRevision
+// deletes (-1, any, for ""), or false when the node is gone already.
+func (s *Source) deletable(ctx context.Context, expectRevision string) (version int32, remove bool, err error) {
+	if expectRevision == "" {
+		return -1, true, nil
+	}
+	cur, err := s.exists(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	found := datasource.Snapshot{Missing: !cur.exists}
+	if cur.exists {
+		found.Revision = revision(cur.stat)
+	}
+	remove, err = backend.MayDelete(found, expectRevision)
+	if err != nil {
+		return 0, false, fmt.Errorf("zookeeper: delete %s: %w", s.path, err)
+	}
+	if !remove {
+		return 0, false, nil
+	}
+	return cur.stat.Version, true, nil
+}
+
+// exists asks for the node's Stat.
+func (s *Source) exists(ctx context.Context) (got, error) {
+	return call(ctx, s, "exists", func() (got, error) {
+		ok, stat, err := s.conn.Exists(s.path)
+		return got{exists: ok, stat: stat}, err
+	})
 }
 
 // create creates the node with data, and its missing parents empty, and
@@ -403,30 +455,16 @@ func call(ctx context.Context, s *Source, op string, f func() (got, error)) (got
 	if st := s.conn.State(); st != zk.StateHasSession {
 		return fail(fmt.Errorf("%w (connection %s)", ErrNoSession, st))
 	}
-	type result struct {
-		g   got
-		err error
-	}
-	done := make(chan result, 1)
-	err := s.life.Go(func() {
-		g, err := f()
-		done <- result{g, err}
-	})
-	if err != nil {
+	g, err := backend.Call(ctx, &s.life, f)
+	switch {
+	case err == nil:
+		return g, nil
+	case errors.Is(err, datasource.ErrClosed):
 		return got{}, err
+	case errors.Is(err, zk.ErrNoAuth):
+		return fail(fmt.Errorf("%w (does the connection AddAuth the node's ACL credentials?)", err))
 	}
-	select {
-	case r := <-done:
-		if r.err != nil {
-			if errors.Is(r.err, zk.ErrNoAuth) {
-				return fail(fmt.Errorf("%w (does the connection AddAuth the node's ACL credentials?)", r.err))
-			}
-			return fail(r.err)
-		}
-		return r.g, nil
-	case <-ctx.Done():
-		return fail(context.Cause(ctx))
-	}
+	return fail(err)
 }
 
 func eventErr(ev zk.Event) error {

@@ -2,9 +2,11 @@
 // in the same directory is written, synced and renamed over the target, and
 // the directory is synced, so a reader sees the old content or the new one,
 // never a mix, and the new content survives a crash once Write returns.
+// Remove removes a file just as durably.
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -53,4 +55,17 @@ func Write(path string, data []byte, perm fs.FileMode) (err error) {
 		return fmt.Errorf("rename over %s: %w", path, err)
 	}
 	return syncDir(dir)
+}
+
+// Remove removes path and syncs its directory, so that the removal
+// survives a crash once Remove returns. A path that does not exist is not
+// an error. A symbolic link is removed itself, not its target.
+func Remove(path string) error {
+	if err := os.Remove(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return syncDir(filepath.Dir(path))
 }

@@ -57,6 +57,28 @@ func (l *Lifecycle) Go(f func()) error {
 	return nil
 }
 
+// Call runs f through l.Go and returns its result, or, as soon as ctx
+// ends, ctx's cause (f goes on, and Close waits for it), or
+// datasource.ErrClosed once Close was called: how a backend makes a call
+// that takes no context return with its caller's context.
+func Call[T any](ctx context.Context, l *Lifecycle, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	var zero T
+	if err := l.Go(func() { v, err := f(); done <- result{v, err} }); err != nil {
+		return zero, err
+	}
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, context.Cause(ctx)
+	}
+}
+
 // WatchContext returns a context that ends with ctx or with Close,
 // whichever comes first: a Watch runs under it, so that Close stops it.
 // Call stop when the Watch returns.

@@ -1,0 +1,68 @@
+package file_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/file"
+)
+
+// Promoting a canary overlay: its document becomes the base (a
+// compare-and-set write), then the overlay is removed at the revision that
+// was promoted, so an edit of the overlay made meanwhile is not lost
+// silently.
+func ExampleSource_Delete() {
+	dir, err := os.MkdirTemp("", "bulwark-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	base := file.New(filepath.Join(dir, "flow.json"))
+	canary := base.Overlay("canary").(*file.Source)
+
+	baseSnap, err := base.Write(ctx, []byte(`[{"resource":"GET /orders","count":100}]`), "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ov, err := canary.Write(ctx, []byte(`[{"resource":"GET /orders","count":130}]`), "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Someone edits the overlay after the promoting tool read it.
+	if _, err := canary.Write(ctx, []byte(`[{"resource":"GET /orders","count":150}]`), ov.Revision); err != nil {
+		log.Fatal(err)
+	}
+	err = canary.Delete(ctx, ov.Revision)
+	fmt.Println("stale revision is a conflict:", errors.Is(err, datasource.ErrConflict))
+
+	// The tool reads again and promotes what the overlay holds now.
+	if ov, err = canary.Read(ctx); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := base.Write(ctx, ov.Data, baseSnap.Revision); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("delete:", canary.Delete(ctx, ov.Revision))
+	fmt.Println("delete again:", canary.Delete(ctx, ov.Revision))
+
+	now, err := base.Read(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	gone, err := canary.Read(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("base: %s, overlay missing: %v\n", now.Data, gone.Missing)
+	// Output:
+	// stale revision is a conflict: true
+	// delete: <nil>
+	// delete again: <nil>
+	// base: [{"resource":"GET /orders","count":150}], overlay missing: true
+}
