@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bulwark-go/bulwark/cluster"
 	"github.com/bulwark-go/bulwark/core/authority"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
@@ -51,6 +52,7 @@ type config struct {
 	maxResources int
 	stripes      int
 	collector    system.Collector
+	tokens       cluster.TokenService
 }
 
 // WithClock makes the engine read time from c instead of the time package.
@@ -123,6 +125,8 @@ type Engine struct {
 	breakerLn listeners.Set[func(circuitbreaker.StateChange)]
 	sys       sysState // the system collector; see systemcheck.go
 
+	tokens cluster.TokenService // cluster flow rules; see clustercheck.go
+
 	closed atomic.Bool
 }
 
@@ -143,6 +147,7 @@ func NewEngine(opts ...Option) *Engine {
 		clock:   cfg.clock,
 		log:     cfg.logger,
 		flowCfg: cfg.flow,
+		tokens:  cfg.tokens,
 		maxRTMs: cfg.maxRT.Milliseconds(),
 		nodes:   registry{max: int64(cfg.maxResources), stripes: min(cfg.stripes, 16)},
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bulwark-go/bulwark/cluster"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/rule"
 	"github.com/bulwark-go/bulwark/internal/flowcontrol"
@@ -39,6 +40,8 @@ type flowCheck struct {
 	ctrl  flowcontrol.Controller
 	block *BlockError
 	ref   *stat.Node // Relate: the related resource's node; Chain: the context's node
+	// budget is a cluster rule's share of its flow (nil: a local rule).
+	budget cluster.Budget
 }
 
 func limitApp(r flow.Rule) string {
@@ -58,8 +61,9 @@ func originRank(r flow.Rule) int {
 	return 0
 }
 
-// appliesLocally reports whether r is enforced by this process: always,
-// except a cluster-mode rule without local fallback.
+// appliesLocally reports whether r is enforced by this process without a
+// token service: always, except a cluster-mode rule without local
+// fallback.
 func appliesLocally(r flow.Rule) bool {
 	return !r.ClusterMode || r.ClusterConfig.FallbackToLocalWhenFail
 }
@@ -69,7 +73,7 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	next.flow = make(map[string]*flowSet)
 	keep := kept[*flowCheck]{}
 	for _, r := range rules {
-		if !appliesLocally(r) {
+		if !e.enforces(r) {
 			continue
 		}
 		fs := next.flow[r.Resource]
@@ -83,9 +87,9 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 			old = s.checks
 		}
 		if c, ok := keep.take(old, func(c *flowCheck) bool { return c.rule == r }); ok {
-			fc.ctrl = c.ctrl
+			fc.ctrl, fc.budget = c.ctrl, c.budget
 		} else {
-			fc.ctrl = flowcontrol.NewController(r, e.flowCfg)
+			fc.ctrl, fc.budget = flowcontrol.NewController(r, e.flowCfg), e.budgetFor(r)
 		}
 		fc.block = &BlockError{Kind: BlockFlow, Resource: r.Resource, Rule: r}
 		la := limitApp(r)
@@ -114,6 +118,7 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 		}
 		fs.checks = append(fs.checks, fc)
 	}
+	releaseBudgets(prev, keep)
 	for _, fs := range next.flow {
 		slices.SortStableFunc(fs.checks, func(a, b *flowCheck) int {
 			return cmp.Compare(originRank(a.rule), originRank(b.rule))
@@ -169,7 +174,12 @@ func (e *Engine) checkFlow(fs *flowSet, en *Entry, now int64) error {
 		if n == nil {
 			continue
 		}
-		d := fc.ctrl.Check(n, now, en.count, en.prioritized)
+		var d flowcontrol.Decision
+		if fc.budget == nil {
+			d = fc.ctrl.Check(n, now, en.count, en.prioritized)
+		} else {
+			d = checkCluster(fc, n, en, now)
+		}
 		if d.Blocked {
 			return fc.block
 		}
