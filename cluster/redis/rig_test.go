@@ -23,7 +23,11 @@ import (
 func TestMain(m *testing.M) {
 	// go-redis retries dialing a refused server once a second on a
 	// goroutine of its own, which ends within a second of Close.
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
+	// The harness's fork thread (local mode) lives as long as the binary.
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"),
+		goleak.IgnoreAnyFunction("github.com/bulwark-go/bulwark/internal/integration.init.func3.1"),
+	)
 }
 
 // startRedis starts a Redis for the token service. The harness makes
