@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 // Redis fsync every write (appendfsync always), which a budget's counters
 // do not need and which, on a loaded CI disk, makes single writes take
 // longer than the timeout: once a second, as a cache is usually run.
-func startRedis(t *testing.T) *integration.Server {
+func startRedis(t testing.TB) *integration.Server {
 	return integration.StartRedis(t, integration.WithRedisArgs("--appendfsync", "everysec"))
 }
 
@@ -203,7 +203,8 @@ func (tr *traffic) offer(eng *core.Engine, resource string, rate float64, c *tal
 // waitSecond returns once the wall-clock second after sec has begun.
 func waitSecond(t *testing.T, sec int64) {
 	t.Helper()
-	require.Eventually(t, func() bool { return time.Now().Unix() > sec }, 3*time.Second, 5*time.Millisecond)
+	until := time.Until(time.Unix(sec+1, 0)) + 2*time.Second
+	require.Eventually(t, func() bool { return time.Now().Unix() > sec }, until, 5*time.Millisecond)
 }
 
 func sumPassed(sec int64, ts ...*tally) int {
