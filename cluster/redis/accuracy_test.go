@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -37,13 +38,24 @@ func measureSeconds(t *testing.T, secs int, want float64, ts ...*tally) {
 // of a global 200/s: together they admit 200 each second.
 func TestAccuracyGlobal(t *testing.T) {
 	srv := startRedis(t)
+	accuracyGlobal(t, func() goredis.UniversalClient { return goredis.NewClient(&goredis.Options{Addr: srv.Addr()}) })
+}
+
+// The same against a Redis Cluster of three masters: a flow's keys share a
+// hash slot, so its script runs on one node.
+func TestAccuracyGlobalRedisCluster(t *testing.T) {
+	c := integration.StartRedisCluster(t, integration.WithRedisArgs("--appendfsync", "everysec"))
+	accuracyGlobal(t, func() goredis.UniversalClient { return goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: c.Addrs()}) })
+}
+
+func accuracyGlobal(t *testing.T, client func() goredis.UniversalClient) {
 	id := nextFlow()
 	rules := []flow.Rule{clusterRule("orders", id, 200, true, true)}
 	tr := startTraffic(t)
 	var ins []*instance
 	var ts []*tally
 	for range 4 {
-		in := newInstance(t, srv.Addr(), rules, redis.WithTimeout(accuracyTimeout))
+		in := newInstanceOn(t, client(), rules, redis.WithTimeout(accuracyTimeout))
 		c := newTally()
 		tr.offer(in.eng, "orders", 100, c)
 		ins, ts = append(ins, in), append(ts, c)

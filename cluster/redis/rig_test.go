@@ -69,7 +69,7 @@ func clusterRule(resource string, flowID int64, count float64, global, fallback 
 // instance is one service instance: its own client, token service and
 // engine.
 type instance struct {
-	client *goredis.Client
+	client goredis.UniversalClient
 	ts     *redis.TokenService
 	eng    *core.Engine
 	once   sync.Once
@@ -77,7 +77,14 @@ type instance struct {
 
 func newInstance(t *testing.T, addr string, rules []flow.Rule, opts ...redis.Option) *instance {
 	t.Helper()
-	in := &instance{client: goredis.NewClient(&goredis.Options{Addr: addr})}
+	return newInstanceOn(t, goredis.NewClient(&goredis.Options{Addr: addr}), rules, opts...)
+}
+
+// newInstanceOn makes an instance over client, which it closes when it
+// stops.
+func newInstanceOn(t *testing.T, client goredis.UniversalClient, rules []flow.Rule, opts ...redis.Option) *instance {
+	t.Helper()
+	in := &instance{client: client}
 	in.ts = redis.New(in.client, opts...)
 	in.eng = core.NewEngine(core.WithTokenService(in.ts))
 	require.NoError(t, in.eng.Flow().Load(rules))
