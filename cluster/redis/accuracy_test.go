@@ -45,7 +45,9 @@ func TestAccuracyGlobal(t *testing.T) {
 // hash slot, so its script runs on one node.
 func TestAccuracyGlobalRedisCluster(t *testing.T) {
 	c := integration.StartRedisCluster(t, integration.WithRedisArgs("--appendfsync", "everysec"))
-	accuracyGlobal(t, func() goredis.UniversalClient { return goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: c.Addrs()}) })
+	accuracyGlobal(t, func() goredis.UniversalClient {
+		return goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: c.Addrs()})
+	})
 }
 
 func accuracyGlobal(t *testing.T, client func() goredis.UniversalClient) {
