@@ -44,7 +44,7 @@ func TestAccuracyGlobal(t *testing.T) {
 // The same against a Redis Cluster of three masters: a flow's keys share a
 // hash slot, so its script runs on one node.
 func TestAccuracyGlobalRedisCluster(t *testing.T) {
-	c := integration.StartRedisCluster(t, integration.WithRedisArgs("--appendfsync", "everysec"))
+	c := integration.StartRedisCluster(t)
 	accuracyGlobal(t, func() goredis.UniversalClient {
 		return goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: c.Addrs()})
 	})

@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -89,4 +90,41 @@ func TestPrioritized(t *testing.T) {
 		break
 	}
 	assert.Zero(t, in.ts.Status().Fallbacks)
+}
+
+// A flow's keys carry the prefix and the flow id as a hash tag; services
+// with different prefixes never share a budget.
+func TestKeyPrefix(t *testing.T) {
+	srv := startRedis(t)
+	id := nextFlow()
+	rules := []flow.Rule{clusterRule("r", id, 3, true, false)}
+	a := newInstance(t, srv.Addr(), rules, redis.WithTimeout(accuracyTimeout), redis.WithKeyPrefix("svc-a"))
+	b := newInstance(t, srv.Addr(), rules, redis.WithTimeout(accuracyTimeout), redis.WithKeyPrefix("svc-b"))
+	for attempt := 0; ; attempt++ {
+		require.Less(t, attempt, 5, "could not run the entries within one second")
+		waitSecond(t, time.Now().Unix())
+		sec := time.Now().Unix()
+		na, nb := 0, 0
+		for range 5 {
+			if tryEnter(a.eng, "r") {
+				na++
+			}
+			if tryEnter(b.eng, "r") {
+				nb++
+			}
+		}
+		if time.Now().Unix() != sec {
+			continue
+		}
+		assert.Equal(t, 3, na)
+		assert.Equal(t, 3, nb)
+		break
+	}
+	keys, err := a.client.Keys(context.Background(), "*").Result()
+	require.NoError(t, err)
+	tag := "{" + strconv.FormatInt(id, 10) + "}"
+	assert.ElementsMatch(t, []string{
+		"svc-a:" + tag + ":tokens", "svc-a:" + tag + ":instances",
+		"svc-b:" + tag + ":tokens", "svc-b:" + tag + ":instances",
+	}, keys)
 }

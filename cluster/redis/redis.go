@@ -23,8 +23,8 @@ import (
 
 // Defaults and fixed parameters of the protocol.
 const (
-	// DefaultTimeout is how long an entry waits for Redis at most.
-	DefaultTimeout = 5 * time.Millisecond
+	// defaultTimeout is how long an entry waits for Redis at most.
+	defaultTimeout = 5 * time.Millisecond
 	// errorShare is the share of a window's budget that the leases of all
 	// instances together may hold at once: the bound on how far below the
 	// budget the admitted entries can fall (see the package doc).
@@ -56,7 +56,7 @@ type options struct {
 }
 
 // WithTimeout bounds how long an entry waits for Redis when its instance
-// holds no tokens (default [DefaultTimeout]). Past it the entry gets
+// holds no tokens (default 5 ms). Past it the entry gets
 // cluster.Fail, and the rule's fallback applies. d <= 0 keeps the default.
 func WithTimeout(d time.Duration) Option {
 	return func(o *options) {
@@ -115,7 +115,7 @@ type TokenService struct {
 // hash slot) or a failover client. It starts one goroutine, which
 // announces this instance on its flows; Close stops it.
 func New(client goredis.UniversalClient, opts ...Option) *TokenService {
-	o := options{timeout: DefaultTimeout, prefix: "bulwark:cluster"}
+	o := options{timeout: defaultTimeout, prefix: "bulwark:cluster"}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -173,9 +173,12 @@ func (s *TokenService) Status() Status {
 	return st
 }
 
-// Close withdraws this instance's announcements (best effort, bounded by a
-// second plus the client's timeouts) and stops the service's goroutines.
-// Budgets answer cluster.Fail from then on. Close is idempotent.
+// Close withdraws this instance's announcements (best effort) and stops the
+// service's goroutines, waiting for requests to Redis in flight: on a
+// frozen Redis that is up to the client's ReadTimeout (go-redis waits for
+// an answer that long whatever the context says, unless the client has
+// ContextTimeoutEnabled). Budgets answer cluster.Fail from then on. Close
+// is idempotent.
 func (s *TokenService) Close() error {
 	if s.closed.Swap(true) {
 		return nil
@@ -322,10 +325,11 @@ type lease struct {
 }
 
 type flight struct {
-	done  chan struct{}
-	start int64
-	err   error
-	wait  time.Duration // a prioritized initiator's wait for the next window
+	done     chan struct{}
+	start    int64
+	err      error
+	wait     time.Duration // a prioritized initiator's wait for the next window
+	timedOut atomic.Bool   // a waiter gave up on it (counted once as a failure)
 }
 
 var errTimeout = errors.New("cluster/redis: no answer within the timeout")
@@ -403,7 +407,9 @@ func (b *budget) slow(acquire int64, prioritized bool, now int64) cluster.Result
 		case <-f.done:
 			t.Stop()
 		case <-t.C:
-			s.noteFailure(errTimeout)
+			if !f.timedOut.Swap(true) {
+				s.noteFailure(errTimeout)
+			}
 			return b.fail()
 		}
 		if f.err != nil {
