@@ -180,12 +180,27 @@ func (s *TokenService) Status() Status {
 // ContextTimeoutEnabled). Budgets answer cluster.Fail from then on. Close
 // is idempotent.
 func (s *TokenService) Close() error {
-	if s.closed.Swap(true) {
+	s.mu.Lock()
+	was := s.closed.Swap(true)
+	s.mu.Unlock()
+	if was {
 		return nil
 	}
 	close(s.stop)
 	s.wg.Wait()
 	return nil
+}
+
+// track counts a goroutine about to start in the service's WaitGroup,
+// unless the service is closed (Close may be waiting already).
+func (s *TokenService) track() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return false
+	}
+	s.wg.Add(1)
+	return true
 }
 
 // now is the service's monotonic time, in ns since it was made.
@@ -385,15 +400,15 @@ func (b *budget) slow(acquire int64, prioritized bool, now int64) cluster.Result
 		}
 		f := b.flight
 		if f == nil {
-			if mine != nil {
-				// Our lease was spent by others before we took from it:
-				// ask again, within the same deadline.
-				mine = nil
+			// No lease request in progress (or ours was spent by others
+			// before we took from it): ask, within the same deadline.
+			if !s.track() {
+				b.mu.Unlock()
+				return b.fail()
 			}
 			f = &flight{done: make(chan struct{}), start: now}
 			b.flight = f
 			mine = f
-			s.wg.Add(1)
 			go b.fetch(f, max(b.batch.Load(), acquire)-have, max(acquire-have, 1), prioritized)
 		} else if now-f.start > int64(s.timeout) {
 			// A request is hanging on a slow or frozen Redis: fall back
