@@ -50,9 +50,11 @@
 // The batch size is the price of this bound: an instance asks Redis about
 // once per batch, so a global limit of 200/s shared by 4 instances (a
 // batch of 2) costs about 500 script calls per 1,000 admitted entries, and
-// one of 20,000/s (a batch of 250) about 4. Entries that find their
-// instance's lease spent wait for the next one (one request per instance
-// at a time; the others wait for it too).
+// one of 20,000/s (a batch of 250) about 4. The entry that takes a
+// lease's last token asks for the next one without waiting for it, so the
+// next entry usually finds tokens; an entry that finds none (the first of
+// a window, or a burst faster than a round trip) waits for the request in
+// progress (one per rule and instance at a time).
 //
 // # Keys
 //
