@@ -77,7 +77,7 @@
 // without asking Redis, for 50 ms, doubling with each further failure up
 // to 500 ms; then the next entry that needs tokens asks again, so cluster
 // checks resume within about half a second of Redis answering (measured:
-// 2 to 7 ms after a 5 s pause ended, 24 to 64 ms after a killed Redis was
+// 2 to 7 ms after a 5 s pause ended, 6 to 64 ms after a killed Redis was
 // started again). [TokenService.Status] says whether Redis is failing, since when
 // and why.
 //
