@@ -128,3 +128,30 @@ func TestKeyPrefix(t *testing.T) {
 		"svc-b:" + tag + ":tokens", "svc-b:" + tag + ":instances",
 	}, keys)
 }
+
+// After Close the budgets answer Fail at once: the rules fall back.
+func TestClosedServiceFallsBack(t *testing.T) {
+	srv := startRedis(t)
+	in := newInstance(t, srv.Addr(), []flow.Rule{
+		clusterRule("fb", nextFlow(), 2, true, true),
+		clusterRule("pass", nextFlow(), 2, true, false),
+	})
+	require.NoError(t, in.ts.Close())
+	require.NoError(t, in.ts.Close(), "Close is idempotent")
+	n := 0
+	for range 5 {
+		if tryEnter(in.eng, "pass") {
+			n++
+		}
+	}
+	assert.Equal(t, 5, n, "no fallback: every entry passes")
+	n = 0
+	for range 5 {
+		if tryEnter(in.eng, "fb") {
+			n++
+		}
+	}
+	// 2 per second, unless the five entries straddle a window boundary.
+	assert.True(t, n >= 2 && n <= 4, "fallback: the local check with the rule's count; admitted %d of 5", n)
+	assert.Equal(t, uint64(10), in.ts.Status().Fallbacks)
+}
