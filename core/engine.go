@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bulwark-go/bulwark/cluster"
 	"github.com/bulwark-go/bulwark/core/authority"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
@@ -52,6 +53,7 @@ type config struct {
 	maxResources int
 	stripes      int
 	collector    system.Collector
+	tokens       cluster.TokenService
 }
 
 // WithClock makes the engine read time from c instead of the time package.
@@ -126,6 +128,8 @@ type Engine struct {
 	obs       observer // history and totals; see stats.go
 	events    ruleLog  // rule events; see events.go
 
+	tokens cluster.TokenService // cluster flow rules; see clustercheck.go
+
 	closed atomic.Bool
 }
 
@@ -147,6 +151,7 @@ func NewEngine(opts ...Option) *Engine {
 		log:     cfg.logger,
 		flowCfg: cfg.flow,
 		maxRT:   cfg.maxRT,
+		tokens:  cfg.tokens,
 		nodes:   registry{max: int64(cfg.maxResources), stripes: min(cfg.stripes, 16)},
 	}
 	if e.clock != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bulwark-go/bulwark/cluster"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/rule"
 	"github.com/bulwark-go/bulwark/internal/flowcontrol"
@@ -40,6 +41,8 @@ type flowCheck struct {
 	ctrl  flowcontrol.Controller
 	block *BlockError
 	ref   *stat.Node // Relate: the related resource's node; Chain: the context's node
+	// budget is a cluster rule's share of its flow (nil: a local rule).
+	budget cluster.Budget
 }
 
 func limitApp(r flow.Rule) string {
@@ -59,8 +62,9 @@ func originRank(r flow.Rule) int {
 	return 0
 }
 
-// appliesLocally reports whether r is enforced by this process: always,
-// except a cluster-mode rule without local fallback.
+// appliesLocally reports whether r is enforced by this process without a
+// token service: always, except a cluster-mode rule without local
+// fallback.
 func appliesLocally(r flow.Rule) bool {
 	return !r.ClusterMode || r.ClusterConfig.FallbackToLocalWhenFail
 }
@@ -73,21 +77,24 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	next.flow = make(map[string]*flowSet)
 	keep := kept[*flowCheck]{}
 	for _, r := range rules {
-		if !appliesLocally(r) {
+		if !e.enforces(r) {
 			continue
 		}
 		fs := e.flowSetOf(next, r.Resource)
 		fs.noteOrigin(r)
+		ctrl, budget := e.flowState(keep, prev, r)
 		fs.checks = append(fs.checks, &flowCheck{
-			rule:  r,
-			ctrl:  e.flowController(keep, prev, r),
-			block: &BlockError{Kind: BlockFlow, Resource: r.Resource, Rule: r},
-			ref:   e.refNode(fs, r),
+			rule:   r,
+			ctrl:   ctrl,
+			budget: budget,
+			block:  &BlockError{Kind: BlockFlow, Resource: r.Resource, Rule: r},
+			ref:    e.refNode(fs, r),
 		})
 		if r.ControlBehavior == flow.WarmUp || r.ControlBehavior == flow.WarmUpRateLimiter {
 			fs.stats.node.Minute() // warm-up reads the previous second
 		}
 	}
+	releaseBudgets(prev, keep)
 	for _, fs := range next.flow {
 		slices.SortStableFunc(fs.checks, func(a, b *flowCheck) int {
 			return cmp.Compare(originRank(a.rule), originRank(b.rule))
@@ -105,17 +112,17 @@ func (e *Engine) flowSetOf(t *table, resource string) *flowSet {
 	return fs
 }
 
-// flowController returns the controller of r: the one of an equal rule of
-// prev that no rule took yet, or a new one.
-func (e *Engine) flowController(keep kept[*flowCheck], prev *table, r flow.Rule) flowcontrol.Controller {
+// flowState returns the controller and the cluster budget of r: those of
+// an equal rule of prev that no rule took yet, or new ones.
+func (e *Engine) flowState(keep kept[*flowCheck], prev *table, r flow.Rule) (flowcontrol.Controller, cluster.Budget) {
 	var old []*flowCheck
 	if s := prev.flow[r.Resource]; s != nil {
 		old = s.checks
 	}
 	if c, ok := keep.take(old, func(c *flowCheck) bool { return c.rule == r }); ok {
-		return c.ctrl
+		return c.ctrl, c.budget
 	}
-	return flowcontrol.NewController(r, e.flowCfg)
+	return flowcontrol.NewController(r, e.flowCfg), e.budgetFor(r)
 }
 
 // noteOrigin records what r needs of entries' origins: the origins it names
@@ -201,7 +208,12 @@ func (e *Engine) checkFlow(fs *flowSet, en *Entry, now mono.Time) error {
 		if n == nil {
 			continue
 		}
-		d := fc.ctrl.Check(n, now, en.count, en.prioritized)
+		var d flowcontrol.Decision
+		if fc.budget == nil {
+			d = fc.ctrl.Check(n, now, en.count, en.prioritized)
+		} else {
+			d = checkCluster(fc, n, en, now)
+		}
 		if d.Blocked {
 			return fc.block
 		}

@@ -136,14 +136,15 @@ type Rule struct {
 	// MaxQueueingTimeMs is how long a paced entry may wait (the
 	// RateLimiter behaviors), in ms. Zero value: Java's default, 500.
 	MaxQueueingTimeMs int
-	// ClusterMode marks a rule meant for Sentinel's cluster flow control.
-	// bulwark has no token server: such a rule is checked locally when
-	// ClusterConfig.FallbackToLocalWhenFail is set, and passes otherwise,
-	// which is what Java does when no token server can be reached. Zero
-	// value: false, a local rule.
+	// ClusterMode marks a cluster rule: instances share its budget through
+	// the engine's token service (core.WithTokenService, package cluster).
+	// When the service cannot answer, or the engine has none, the rule is
+	// checked locally when ClusterConfig.FallbackToLocalWhenFail is set,
+	// and passes otherwise, as in Java. Zero value: false, a local rule.
 	ClusterMode bool
-	// ClusterConfig is Java's ClusterFlowConfig, kept so documents
-	// round-trip. Zero value: no config (Java's null).
+	// ClusterConfig is Java's ClusterFlowConfig: which budget a cluster
+	// rule shares and how (package cluster says which fields a token
+	// service uses). Zero value: no config (Java's null).
 	ClusterConfig ClusterConfig
 }
 
@@ -154,13 +155,15 @@ type Rule struct {
 // Java defaults it to true (and so does package converter when a
 // document's clusterConfig leaves it out), Go's zero value is false.
 type ClusterConfig struct {
-	// FlowID is the rule's id on the token server; > 0 in cluster mode.
+	// FlowID names the budget: cluster rules with the same FlowID share it
+	// across instances, whatever their resources; > 0 in cluster mode.
 	FlowID int64
 	// ThresholdType is Java's threshold type: 0 (average local, the
 	// default) or 1 (global).
 	ThresholdType int
-	// FallbackToLocalWhenFail: the rule is checked locally when no token
-	// can be had (always, here). Zero value: false; Java's default: true.
+	// FallbackToLocalWhenFail: the rule is checked locally, with its
+	// count, when the token service cannot answer; otherwise entries pass
+	// then. Zero value: false; Java's default: true.
 	FallbackToLocalWhenFail bool
 	// Strategy is Java's cluster strategy, 0 (normal) by default.
 	Strategy int

@@ -40,6 +40,13 @@
 // Start returns only when the server really serves: etcd answers a Get, Redis answers
 // PING, ZooKeeper's srvr command reports a Mode (ruok answers too early).
 //
+// # Redis Cluster
+//
+// [StartRedisCluster] starts three redis-server processes as a Redis Cluster of three
+// masters (redis-cli --cluster create) and returns their addresses for a go-redis
+// ClusterClient; each node is a [Server] with its own controls. It runs local processes
+// in every mode (no container image yet), so it needs redis-server and redis-cli.
+//
 // # Cutting one client off
 //
 // [Cutter] is a loopback TCP proxy for a fault that hits one client only: give that client

@@ -2,10 +2,13 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -63,4 +66,25 @@ func TestRedisACL(t *testing.T) {
 
 	anon := newRedisClient(t, &redis.Options{Addr: srv.Addr()})
 	require.Error(t, anon.Get(ctx, "k").Err(), "the default user is off")
+}
+
+func TestRedisCluster(t *testing.T) {
+	c := StartRedisCluster(t)
+	require.Len(t, c.Addrs(), 3)
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	defer client.Close()
+	ctx := context.Background()
+	// Keys spread over the slots, so over the three masters.
+	for i := range 30 {
+		require.NoError(t, client.Set(ctx, fmt.Sprintf("k%d", i), i, 0).Err())
+	}
+	var masters atomic.Int32 // ForEachMaster runs fn on each master concurrently
+	require.NoError(t, client.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		n, err := m.DBSize(ctx).Result()
+		if n > 0 {
+			masters.Add(1)
+		}
+		return err
+	}))
+	assert.Equal(t, int32(3), masters.Load(), "every master holds some of the keys")
 }

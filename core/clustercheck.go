@@ -1,0 +1,70 @@
+package core
+
+import (
+	"github.com/bulwark-go/bulwark/cluster"
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/internal/flowcontrol"
+	"github.com/bulwark-go/bulwark/internal/mono"
+	"github.com/bulwark-go/bulwark/internal/stat"
+)
+
+// WithTokenService makes the engine enforce cluster-mode flow rules
+// (ClusterMode set, a ClusterConfig.FlowID) through ts: the instances
+// sharing ts's backend share each flow's budget (see package cluster, and
+// package cluster/redis for a service on Redis). When ts cannot answer in
+// time, a rule with ClusterConfig.FallbackToLocalWhenFail is checked
+// locally with its count, and any other cluster rule lets the entry pass,
+// as in Java.
+//
+// Without the option, or with a nil ts, cluster rules are checked as if
+// the service had failed: locally when they fall back, not at all
+// otherwise. The engine does not close ts.
+func WithTokenService(ts cluster.TokenService) Option {
+	return func(cfg *config) { cfg.tokens = ts }
+}
+
+// enforces reports whether the engine checks flow rule r at all: every
+// rule, except a cluster rule that has neither a token service nor a local
+// fallback.
+func (e *Engine) enforces(r flow.Rule) bool {
+	return (r.ClusterMode && e.tokens != nil) || appliesLocally(r)
+}
+
+// budgetFor returns the cluster budget of a rule being installed, or nil
+// for a rule checked locally only.
+func (e *Engine) budgetFor(r flow.Rule) cluster.Budget {
+	if !r.ClusterMode || e.tokens == nil {
+		return nil
+	}
+	return e.tokens.Budget(r)
+}
+
+// releaseBudgets releases the budgets of prev's cluster rules that the new
+// table did not keep.
+func releaseBudgets(prev *table, keep kept[*flowCheck]) {
+	for _, fs := range prev.flow {
+		for _, fc := range fs.checks {
+			if fc.budget != nil && !keep[fc] {
+				fc.budget.Release()
+			}
+		}
+	}
+}
+
+// checkCluster asks a cluster rule's budget for the entry's tokens and
+// applies Java's fallback when the service fails.
+func checkCluster(fc *flowCheck, n *stat.Node, en *Entry, now mono.Time) flowcontrol.Decision {
+	res := fc.budget.RequestToken(en.ctx, en.count, en.prioritized)
+	switch res.Status {
+	case cluster.OK:
+		return flowcontrol.Decision{}
+	case cluster.Blocked:
+		return flowcontrol.Decision{Blocked: true}
+	case cluster.ShouldWait:
+		return flowcontrol.Decision{Wait: res.Wait}
+	}
+	if fc.rule.ClusterConfig.FallbackToLocalWhenFail {
+		return fc.ctrl.Check(n, now, en.count, en.prioritized)
+	}
+	return flowcontrol.Decision{}
+}
