@@ -25,7 +25,8 @@ func hotspotEqual(a, b hotspot.Rule) bool {
 	return items && a.Resource == b.Resource && a.LimitApp == b.LimitApp && a.Grade == b.Grade &&
 		a.ParamIdx == b.ParamIdx && a.Count == b.Count && a.ControlBehavior == b.ControlBehavior &&
 		a.MaxQueueingTimeMs == b.MaxQueueingTimeMs && a.BurstCount == b.BurstCount &&
-		a.DurationInSec == b.DurationInSec && a.ClusterMode == b.ClusterMode && a.ClusterConfig == b.ClusterConfig
+		a.DurationInSec == b.DurationInSec && a.ClusterMode == b.ClusterMode && a.ClusterConfig == b.ClusterConfig &&
+		a.Shadow == b.Shadow
 }
 
 // hotspotSet is the compiled hot-parameter rules of one resource.
