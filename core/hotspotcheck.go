@@ -39,8 +39,9 @@ type hotspotSet struct {
 }
 
 type hotspotCheck struct {
-	l     *paramlimit.Limiter
-	block *BlockError
+	l      *paramlimit.Limiter
+	block  *BlockError
+	shadow bool
 }
 
 func installHotspot(e *Engine, next, prev *table, rules []hotspot.Rule) {
@@ -53,7 +54,7 @@ func installHotspot(e *Engine, next, prev *table, rules []hotspot.Rule) {
 			hs = &hotspotSet{stats: e.nodes.pin(r.Resource)}
 			next.hotspot[r.Resource] = hs
 		}
-		hc := &hotspotCheck{}
+		hc := &hotspotCheck{shadow: r.Shadow}
 		var old []*hotspotCheck
 		if s := prev.hotspot[r.Resource]; s != nil {
 			old = s.checks
@@ -79,6 +80,12 @@ func (e *Engine) checkHotspot(hs *hotspotSet, en *Entry, args []any, now mono.Ti
 	}
 	for _, hc := range hs.checks {
 		d := hc.l.Check(args, now, en.count)
+		if hc.shadow {
+			if d.Blocked {
+				e.shadowBlocked(en, now, hc.block)
+			}
+			continue
+		}
 		if d.Blocked {
 			return hc.block
 		}
