@@ -178,7 +178,8 @@ func TestShadowSystemBesideEnforcing(t *testing.T) {
 		assert.Equal(t, int64(2), resourceStats(t, e.Stats(), "any").Second.ShadowBlocked[core.BlockSystem])
 
 		fc.set(0.5, 0.99)
-		time.Sleep(time.Second) // the collector's next reading (synctest's clock)
+		time.Sleep(time.Second) // the collector's next tick (synctest's clock)
+		synctest.Wait()         // and its reading
 		assert.Zero(t, enterN(t, e, "any", 1, core.BlockSystem, core.Inbound()))
 		assert.Len(t, log.list(), 2, "a blocked entry is not also a shadow block")
 	})
