@@ -68,14 +68,16 @@ func Handler(e *core.Engine, opts ...Option) http.Handler {
 
 // figures is core.Figures as the page reads them.
 type figures struct {
-	Passed      int64            `json:"passed"`
-	Blocked     int64            `json:"blocked"`
-	BlockedBy   map[string]int64 `json:"blockedBy,omitempty"`
-	Succeeded   int64            `json:"succeeded"`
-	Failed      int64            `json:"failed"`
-	AvgRTMs     float64          `json:"avgRtMs"`
-	MinRTMs     float64          `json:"minRtMs"`
-	Concurrency int64            `json:"concurrency"`
+	Passed    int64            `json:"passed"`
+	Blocked   int64            `json:"blocked"`
+	BlockedBy map[string]int64 `json:"blockedBy,omitempty"`
+	// ShadowBlocked is what shadow rules would have blocked, by kind.
+	ShadowBlocked map[string]int64 `json:"shadowBlocked,omitempty"`
+	Succeeded     int64            `json:"succeeded"`
+	Failed        int64            `json:"failed"`
+	AvgRTMs       float64          `json:"avgRtMs"`
+	MinRTMs       float64          `json:"minRtMs"`
+	Concurrency   int64            `json:"concurrency"`
 }
 
 var blockKinds = []core.BlockKind{core.BlockFlow, core.BlockCircuitBreaker, core.BlockSystem, core.BlockAuthority, core.BlockHotspot}
@@ -83,15 +85,23 @@ var blockKinds = []core.BlockKind{core.BlockFlow, core.BlockCircuitBreaker, core
 func toFigures(f core.Figures) figures {
 	out := figures{Passed: f.Passed, Blocked: f.Blocked, Succeeded: f.Succeeded, Failed: f.Failed,
 		AvgRTMs: ms(f.AvgRT()), MinRTMs: ms(f.MinRT), Concurrency: f.Concurrency}
+	out.BlockedBy = byKind(&f.BlockedBy)
+	out.ShadowBlocked = byKind(&f.ShadowBlocked)
+	return out
+}
+
+// byKind returns the non-zero counts of c by kind name, nil when none.
+func byKind(c *[core.BlockCircuitBreaker + 1]int64) map[string]int64 {
+	var m map[string]int64
 	for _, k := range blockKinds {
-		if f.BlockedBy[k] > 0 {
-			if out.BlockedBy == nil {
-				out.BlockedBy = map[string]int64{}
+		if c[k] > 0 {
+			if m == nil {
+				m = map[string]int64{}
 			}
-			out.BlockedBy[k.String()] = f.BlockedBy[k]
+			m[k.String()] = c[k]
 		}
 	}
-	return out
+	return m
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

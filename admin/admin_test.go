@@ -121,3 +121,27 @@ func TestHandlerIsReadOnly(t *testing.T) {
 	resp, _ := get(t, srv.URL+"/nothing")
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
+
+// TestHandlerShowsShadowBlocks: what a shadow rule would have blocked is
+// in the state, by kind, apart from the blocks.
+func TestHandlerShowsShadowBlocks(t *testing.T) {
+	e := core.NewEngine()
+	defer e.Close()
+	require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "r", Count: 1, Shadow: true}}))
+	srv := httptest.NewServer(admin.Handler(e))
+	defer srv.Close()
+	require.Zero(t, drive(e, "r", 4))
+	_, body := get(t, srv.URL+"/api/state")
+	var st struct {
+		Resources []struct {
+			Second struct {
+				Blocked       int64
+				ShadowBlocked map[string]int64
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(body, &st), string(body))
+	require.Len(t, st.Resources, 1)
+	assert.Zero(t, st.Resources[0].Second.Blocked)
+	assert.Equal(t, map[string]int64{"flow": 3}, st.Resources[0].Second.ShadowBlocked)
+}

@@ -58,7 +58,9 @@ func TestPageInChromium(t *testing.T) {
 
 	dir := t.TempDir()
 	rulesPath := filepath.Join(dir, "flow-rules.json")
-	require.NoError(t, os.WriteFile(rulesPath, []byte(`[{"resource":"GET /orders","count":20}]`), 0o600))
+	// GET /items has a shadow rule: its would-be blocks show, it blocks nothing.
+	const items = `{"resource":"GET /items","count":5,"shadow":true}`
+	require.NoError(t, os.WriteFile(rulesPath, []byte(`[{"resource":"GET /orders","count":20},`+items+`]`), 0o600))
 	e := core.NewEngine()
 	defer e.Close()
 	ds := datasource.NewReadable(file.New(rulesPath), converter.FlowRules(), datasource.WithName("flow-rules.json"))
@@ -127,7 +129,7 @@ func TestPageInChromium(t *testing.T) {
 
 	// The rule changes in the file: the datasource applies it, the engine
 	// emits the event, and the page shows both the blocks and the diff.
-	require.NoError(t, os.WriteFile(rulesPath, []byte(`[{"resource":"GET /orders","count":5}]`), 0o600))
+	require.NoError(t, os.WriteFile(rulesPath, []byte(`[{"resource":"GET /orders","count":5},`+items+`]`), 0o600))
 	blocked, err := chromedp.Run(ctx, chromedp.Poll[float64](`(() => {
 		const s = document.querySelector('tr[data-resource="GET /orders"] td.blocked .cell span');
 		const n = s ? Number(s.textContent.replace(/[^0-9]/g, '')) : 0;
@@ -138,6 +140,16 @@ func TestPageInChromium(t *testing.T) {
 	kinds, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`tr[data-resource="GET /orders"] td.blocked .kinds`)))
 	require.NoError(t, err)
 	assert.Contains(t, kinds, "flow")
+
+	shadowText, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => {
+		const s = document.querySelector('tr[data-resource="GET /items"] td.blocked .shadow');
+		return s && /flow [1-9]/.test(s.textContent) ? s.textContent : false;
+	})()`, chromedp.WithPollingTimeout(30*time.Second)))
+	require.NoError(t, err, "the shadow blocks never showed")
+	assert.Contains(t, shadowText, "shadow: flow")
+	itemsBlocked, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`tr[data-resource="GET /items"] td.blocked .cell span`)))
+	require.NoError(t, err)
+	assert.Equal(t, "0", itemsBlocked, "a shadow rule blocks nothing")
 
 	change, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => {
 		for (const li of document.querySelectorAll('#events li')) {

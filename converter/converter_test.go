@@ -405,3 +405,29 @@ func TestExplicitZeros(t *testing.T) {
 	assert.Equal(t, 10, rules[0].WarmUpPeriodSec)
 	assert.Equal(t, 500, rules[0].MaxQueueingTimeMs)
 }
+
+// TestShadow: "shadow" is read on every kind, written when true, and left
+// out when false, so a document without shadow rules stays Java's.
+func TestShadow(t *testing.T) {
+	rs, err := RuleSet().Convert([]byte(`{"flow":[{"resource":"a","count":1,"shadow":true}],
+		"degrade":[{"resource":"a","grade":2,"count":1,"timeWindow":1,"shadow":true}],
+		"system":[{"qps":10,"shadow":true}],
+		"authority":[{"resource":"a","limitApp":"x","shadow":true}],
+		"paramFlow":[{"resource":"a","paramIdx":0,"count":1,"shadow":true}]}`))
+	require.NoError(t, err)
+	assert.True(t, rs.Flow[0].Shadow)
+	assert.True(t, rs.CircuitBreaker[0].Shadow)
+	assert.True(t, rs.System[0].Shadow)
+	assert.True(t, rs.Authority[0].Shadow)
+	assert.True(t, rs.Hotspot[0].Shadow)
+
+	on, err := RuleSet().Encode(rs)
+	require.NoError(t, err)
+	assert.Equal(t, 5, strings.Count(string(on), `"shadow":true`), "%s", on)
+
+	rs.Flow[0].Shadow, rs.CircuitBreaker[0].Shadow, rs.System[0].Shadow = false, false, false
+	rs.Authority[0].Shadow, rs.Hotspot[0].Shadow = false, false
+	off, err := RuleSet().Encode(rs)
+	require.NoError(t, err)
+	assert.NotContains(t, string(off), "shadow")
+}

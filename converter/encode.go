@@ -144,7 +144,8 @@ type flowJSON struct {
 	WarmUpPeriodSec   int              `json:"warmUpPeriodSec"`
 	MaxQueueingTimeMs int              `json:"maxQueueingTimeMs"`
 	ClusterMode       bool             `json:"clusterMode"`
-	ClusterConfig     *flowClusterJSON `json:"clusterConfig"` // null when zero
+	ClusterConfig     *flowClusterJSON `json:"clusterConfig"`    // null when zero
+	Shadow            bool             `json:"shadow,omitempty"` // omitted when false: documents stay Java-identical
 }
 
 func encodeFlow(r flow.Rule) (any, []string) {
@@ -156,6 +157,7 @@ func encodeFlow(r flow.Rule) (any, []string) {
 		WarmUpPeriodSec:   j.check("warmUpPeriodSec", r.WarmUpPeriodSec),
 		MaxQueueingTimeMs: j.check("maxQueueingTimeMs", r.MaxQueueingTimeMs),
 		ClusterMode:       r.ClusterMode,
+		Shadow:            r.Shadow,
 		ClusterConfig: &flowClusterJSON{
 			FlowID:                  c.FlowID,
 			ThresholdType:           j.check("clusterConfig.thresholdType", c.ThresholdType),
@@ -185,6 +187,7 @@ type degradeJSON struct {
 	SlowRatioThreshold  float64 `json:"slowRatioThreshold"`
 	StatIntervalMs      int     `json:"statIntervalMs"`
 	RTSlowRequestAmount int     `json:"rtSlowRequestAmount"`
+	Shadow              bool    `json:"shadow,omitempty"` // omitted when false: documents stay Java-identical
 }
 
 func encodeCircuitBreaker(r circuitbreaker.Rule) (any, []string) {
@@ -200,6 +203,7 @@ func encodeCircuitBreaker(r circuitbreaker.Rule) (any, []string) {
 		SlowRatioThreshold:  slow,
 		StatIntervalMs:      j.check("statIntervalMs", r.StatIntervalMs),
 		RTSlowRequestAmount: j.check("rtSlowRequestAmount", r.RTSlowRequestAmount),
+		Shadow:              r.Shadow,
 	}, j
 }
 
@@ -209,6 +213,7 @@ type systemJSON struct {
 	QPS               float64 `json:"qps"`
 	AvgRT             int64   `json:"avgRt"`
 	MaxThread         int64   `json:"maxThread"`
+	Shadow            bool    `json:"shadow,omitempty"` // omitted when false: documents stay Java-identical
 }
 
 func encodeSystem(r system.Rule) (any, []string) {
@@ -219,10 +224,11 @@ type authorityJSON struct {
 	Resource string `json:"resource"`
 	LimitApp string `json:"limitApp"`
 	Strategy int    `json:"strategy"`
+	Shadow   bool   `json:"shadow,omitempty"` // omitted when false: documents stay Java-identical
 }
 
 func encodeAuthority(r authority.Rule) (any, []string) {
-	return authorityJSON{Resource: r.Resource, LimitApp: r.LimitApp, Strategy: int(r.Strategy)}, nil
+	return authorityJSON{Resource: r.Resource, LimitApp: r.LimitApp, Strategy: int(r.Strategy), Shadow: r.Shadow}, nil
 }
 
 type paramItemJSON struct {
@@ -251,7 +257,8 @@ type paramFlowJSON struct {
 	DurationInSec     int64             `json:"durationInSec"`
 	ParamFlowItemList []paramItemJSON   `json:"paramFlowItemList"`
 	ClusterMode       bool              `json:"clusterMode"`
-	ClusterConfig     *paramClusterJSON `json:"clusterConfig"` // null when zero
+	ClusterConfig     *paramClusterJSON `json:"clusterConfig"`    // null when zero
+	Shadow            bool              `json:"shadow,omitempty"` // omitted when false: documents stay Java-identical
 }
 
 func encodeHotspot(r hotspot.Rule) (any, []string) {
@@ -271,6 +278,7 @@ func encodeHotspot(r hotspot.Rule) (any, []string) {
 		DurationInSec:     r.DurationInSec,
 		ParamFlowItemList: items,
 		ClusterMode:       r.ClusterMode,
+		Shadow:            r.Shadow,
 		ClusterConfig: &paramClusterJSON{
 			FlowID:                  c.FlowID,
 			ThresholdType:           j.check("clusterConfig.thresholdType", c.ThresholdType),

@@ -166,6 +166,7 @@ var flowObject = func() *object[flow.Rule] {
 		intField("warmUpPeriodSec", 32, func(r *flow.Rule, v int64) { r.WarmUpPeriodSec = int(v) }),
 		intField("maxQueueingTimeMs", 32, func(r *flow.Rule, v int64) { r.MaxQueueingTimeMs = int(v) }),
 		boolField("clusterMode", func(r *flow.Rule, v bool) { r.ClusterMode = v }),
+		boolField("shadow", func(r *flow.Rule, v bool) { r.Shadow = v }),
 		{"clusterConfig", func(d *decoder, r *flow.Rule) {
 			// Decoded in place (r is in the result slice): no allocation.
 			saved := r.ClusterConfig
@@ -207,6 +208,7 @@ var cbObject = func() *object[circuitbreaker.Rule] {
 		}),
 		positiveField("statIntervalMs", 32, "must be > 0 (ms)", func(r *R, v int64) { r.StatIntervalMs = int(v) }),
 		intField("rtSlowRequestAmount", 32, func(r *R, v int64) { r.RTSlowRequestAmount = int(v) }),
+		boolField("shadow", func(r *R, v bool) { r.Shadow = v }),
 	})
 	o.ignored = entityFields(legacyCut, legacyPassCount)
 	return o
@@ -253,6 +255,7 @@ var systemObject = func() *object[system.Rule] {
 		systemFloat("qps", func(r *R, v float64) { r.QPS = v }),
 		systemInt("avgRt", func(r *R, v int64) { r.AvgRT = v }),
 		systemInt("maxThread", func(r *R, v int64) { r.MaxThread = v }),
+		boolField("shadow", func(r *R, v bool) { r.Shadow = v }),
 	})
 	o.ignored = entityFields(ignored{"resource", skipString, ""}, ignored{"limitApp", skipString, ""}, legacyAvgLoad)
 	return o
@@ -268,6 +271,7 @@ var authorityObject = func() *object[authority.Rule] {
 		strField("resource", func(r *R, v string) { r.Resource = v }),
 		strField("limitApp", func(r *R, v string) { r.LimitApp = v }),
 		enumField("strategy", authorityStrategy, func(r *R, v int) { r.Strategy = authority.Strategy(v) }),
+		boolField("shadow", func(r *R, v bool) { r.Shadow = v }),
 	})
 	o.ignored = entityFields()
 	o.wrapped = true
@@ -344,6 +348,7 @@ var hotspotObject = func() *object[hotspot.Rule] {
 			r.ParamFlowItemList = readList(d, hotspotItemObject, func() hotspot.ParamFlowItem { return hotspot.ParamFlowItem{} }, nil, nil)
 		}},
 		boolField("clusterMode", func(r *R, v bool) { r.ClusterMode = v }),
+		boolField("shadow", func(r *R, v bool) { r.Shadow = v }),
 		{"clusterConfig", func(d *decoder, r *R) {
 			saved := r.ClusterConfig
 			r.ClusterConfig = hotspotClusterDefaults()

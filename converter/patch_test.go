@@ -289,3 +289,33 @@ func TestEncodeOverFallsBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `[{"id":1,"resource":"a","count":1}]`, string(out))
 }
+
+// TestEncodeOverShadow: turning a shadow rule on removes its "shadow"
+// member and keeps the rest of the text; turning it off adds one.
+func TestEncodeOverShadow(t *testing.T) {
+	c := FlowRules().(Patcher[[]flow.Rule])
+	prev := []byte(`[
+  // the tighter threshold, tried in shadow
+  {"resource":"GET /orders","count":50,"shadow":true,"controlBehavior":0}
+]`)
+	rules, err := FlowRules().Convert(prev)
+	require.NoError(t, err)
+	require.True(t, rules[0].Shadow)
+
+	rules[0].Shadow = false
+	on, err := c.EncodeOver(prev, rules)
+	require.NoError(t, err)
+	assert.Equal(t, `[
+  // the tighter threshold, tried in shadow
+  {"resource":"GET /orders","count":50,"controlBehavior":0}
+]`, string(on))
+
+	rules[0].Shadow = true
+	off, err := c.EncodeOver(on, rules)
+	require.NoError(t, err)
+	back, err := FlowRules().Convert(off)
+	require.NoError(t, err)
+	assert.Equal(t, rules, back)
+	assert.Contains(t, string(off), "// the tighter threshold, tried in shadow")
+	assert.Contains(t, string(off), `"shadow":true`)
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/core/authority"
 	"github.com/bulwark-go/bulwark/internal/authcheck"
+	"github.com/bulwark-go/bulwark/internal/mono"
 )
 
 var authorityKind = kind[authority.Rule]{
@@ -23,8 +24,9 @@ type authoritySet struct {
 }
 
 type authorityCheck struct {
-	c     *authcheck.Checker
-	block *BlockError
+	c      *authcheck.Checker
+	block  *BlockError
+	shadow bool
 }
 
 func installAuthority(e *Engine, next, _ *table, rules []authority.Rule) {
@@ -37,20 +39,25 @@ func installAuthority(e *Engine, next, _ *table, rules []authority.Rule) {
 			next.authority[r.Resource] = as
 		}
 		as.checks = append(as.checks, authorityCheck{
-			c:     authcheck.NewChecker(r),
-			block: &BlockError{Kind: BlockAuthority, Resource: r.Resource, Rule: r},
+			c:      authcheck.NewChecker(r),
+			block:  &BlockError{Kind: BlockAuthority, Resource: r.Resource, Rule: r},
+			shadow: r.Shadow,
 		})
 	}
 }
 
 // checkAuthority runs the resource's authority rules; an entry without
 // origin is not checked.
-func checkAuthority(as *authoritySet, en *Entry) error {
+func (e *Engine) checkAuthority(as *authoritySet, en *Entry, now mono.Time) error {
 	if en.origin == "" {
 		return nil
 	}
 	for i := range as.checks {
 		if c := &as.checks[i]; !c.c.Pass(en.origin) {
+			if c.shadow {
+				e.shadowBlocked(en, now, c.block)
+				continue
+			}
 			return c.block
 		}
 	}

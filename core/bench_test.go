@@ -275,3 +275,14 @@ func BenchmarkRetainedPerResource(b *testing.B) {
 		runtime.KeepAlive(e)
 	}
 }
+
+// BenchmarkEnterExitShadowBlocked: one shadow QPS rule that would block
+// every entry: counted per resource and kind, none blocked. Compare with
+// BenchmarkEnterExitPassQPS (the same rule enforcing and passing).
+func BenchmarkEnterExitShadowBlocked(b *testing.B) {
+	e := core.NewEngine()
+	if err := e.Flow().Load([]flow.Rule{{Resource: "r", Grade: flow.GradeQPS, Count: 0, Shadow: true}}); err != nil {
+		b.Fatal(err)
+	}
+	enterExit(b, e, "r")
+}

@@ -35,6 +35,7 @@ type breakerCheck struct {
 	b        *breaker.Breaker
 	open     *BlockError
 	halfOpen *BlockError
+	shadow   bool
 }
 
 // OnBreakerStateChange calls fn after every state transition of any of the
@@ -65,7 +66,7 @@ func installBreakers(e *Engine, next, prev *table, rules []circuitbreaker.Rule) 
 			bs = &breakerSet{stats: e.nodes.pin(r.Resource)}
 			next.breakers[r.Resource] = bs
 		}
-		bc := &breakerCheck{}
+		bc := &breakerCheck{shadow: r.Shadow}
 		var old []*breakerCheck
 		if s := prev.breakers[r.Resource]; s != nil {
 			old = s.checks
@@ -87,6 +88,15 @@ func installBreakers(e *Engine, next, prev *table, rules []circuitbreaker.Rule) 
 func (e *Engine) checkBreakers(bs *breakerSet, en *Entry, now mono.Time) error {
 	for i, c := range bs.checks {
 		pass, probe := c.b.TryPass(now, bs.stats.node)
+		if !pass && c.shadow {
+			// A shadow breaker's state machine runs, but it rejects nothing.
+			if c.b.State() == circuitbreaker.HalfOpen {
+				e.shadowBlocked(en, now, c.halfOpen)
+			} else {
+				e.shadowBlocked(en, now, c.open)
+			}
+			continue
+		}
 		if !pass {
 			for j := range min(i, maxProbes) {
 				if en.probes&(1<<j) != 0 {

@@ -34,6 +34,17 @@
 // the entry's count plus one once it refuses an entry. Package flow
 // states the bound for every behavior.
 //
+// # Shadow rules
+//
+// A rule of any kind with Shadow set is checked like the others, but an
+// entry it would block goes on: it is counted per resource and kind
+// ([Figures].ShadowBlocked) and told to [Engine.OnShadowBlock], at no
+// allocation, and evaluation continues with the next rule. A shadow rule
+// never makes an entry wait for pacing; a shadow breaker runs its state
+// machine (its state is in [Engine.Stats]) but rejects nothing. A shadow
+// rule and an enforcing one may share a resource, to try a new threshold
+// beside the old; clearing Shadow is a rule change like any other.
+//
 // # Observing
 //
 // [Engine.Stats] reads what the engine measures (per resource the sliding

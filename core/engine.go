@@ -124,9 +124,10 @@ type Engine struct {
 	hotspot   *RuleManager[hotspot.Rule]
 
 	breakerLn listeners.Set[func(circuitbreaker.StateChange)]
-	sys       sysState // the system collector; see systemcheck.go
-	obs       observer // history and totals; see stats.go
-	events    ruleLog  // rule events; see events.go
+	shadowLn  listeners.Set[func(*BlockError)] // see shadow.go
+	sys       sysState                         // the system collector; see systemcheck.go
+	obs       observer                         // history and totals; see stats.go
+	events    ruleLog                          // rule events; see events.go
 
 	tokens cluster.TokenService // cluster flow rules; see clustercheck.go
 
@@ -267,6 +268,9 @@ type resStats struct {
 	other   atomic.Pointer[stat.Node] // shared by origins past maxOrigins
 	// tally counts blocks by kind, from the first block.
 	tally atomic.Pointer[stat.Tally]
+	// shadow counts the entries shadow rules would have blocked, by kind,
+	// from the first one.
+	shadow atomic.Pointer[stat.Tally]
 }
 
 // maxOrigins bounds the origins measured per resource; callers past it

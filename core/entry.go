@@ -344,7 +344,7 @@ func badCount(n int) error { return fmt.Errorf("%w: count %d < 1", ErrInvalidArg
 // when only system rules apply.
 func (e *Engine) check(t *table, r *resource, en *Entry, args []any, resource string, now mono.Time) error {
 	if r != nil && r.authority != nil {
-		if err := checkAuthority(r.authority, en); err != nil {
+		if err := e.checkAuthority(r.authority, en, now); err != nil {
 			return err
 		}
 	}

@@ -75,3 +75,30 @@ func ExampleRuleManager_Load() {
 	// 0 rules in force
 	// QPS default 10
 }
+
+// A new, tighter threshold tried beside the rule in force: the shadow rule
+// blocks nothing, and what it would have blocked is told and counted.
+func ExampleEngine_OnShadowBlock() {
+	e := core.NewEngine()
+	defer e.Close()
+	cancel := e.OnShadowBlock(func(b *core.BlockError) { fmt.Println("would block:", b) })
+	defer cancel()
+	_ = e.Flow().Load([]flow.Rule{
+		{Resource: "GET /orders", Grade: flow.GradeQPS, Count: 100},
+		{Resource: "GET /orders", Grade: flow.GradeQPS, Count: 2, Shadow: true},
+	})
+
+	for i := 0; i < 3; i++ {
+		err := e.Do(context.Background(), "GET /orders", func(ctx context.Context) error { return nil })
+		fmt.Println("err:", err)
+	}
+	for _, r := range e.Stats().Resources {
+		fmt.Println(r.Resource, "shadow-blocked by flow rules:", r.Second.ShadowBlocked[core.BlockFlow])
+	}
+	// Output:
+	// err: <nil>
+	// err: <nil>
+	// would block: core: GET /orders blocked by flow rule QPS 2
+	// err: <nil>
+	// GET /orders shadow-blocked by flow rules: 1
+}

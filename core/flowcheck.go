@@ -214,6 +214,13 @@ func (e *Engine) checkFlow(fs *flowSet, en *Entry, now mono.Time) error {
 		} else {
 			d = checkCluster(fc, n, en, now)
 		}
+		if fc.rule.Shadow {
+			// Watched only: counted, never blocking, occupying or waiting.
+			if d.Blocked {
+				e.shadowBlocked(en, now, fc.block)
+			}
+			continue
+		}
 		if d.Blocked {
 			return fc.block
 		}

@@ -25,7 +25,8 @@ func hotspotEqual(a, b hotspot.Rule) bool {
 	return items && a.Resource == b.Resource && a.LimitApp == b.LimitApp && a.Grade == b.Grade &&
 		a.ParamIdx == b.ParamIdx && a.Count == b.Count && a.ControlBehavior == b.ControlBehavior &&
 		a.MaxQueueingTimeMs == b.MaxQueueingTimeMs && a.BurstCount == b.BurstCount &&
-		a.DurationInSec == b.DurationInSec && a.ClusterMode == b.ClusterMode && a.ClusterConfig == b.ClusterConfig
+		a.DurationInSec == b.DurationInSec && a.ClusterMode == b.ClusterMode && a.ClusterConfig == b.ClusterConfig &&
+		a.Shadow == b.Shadow
 }
 
 // hotspotSet is the compiled hot-parameter rules of one resource.
@@ -38,8 +39,9 @@ type hotspotSet struct {
 }
 
 type hotspotCheck struct {
-	l     *paramlimit.Limiter
-	block *BlockError
+	l      *paramlimit.Limiter
+	block  *BlockError
+	shadow bool
 }
 
 func installHotspot(e *Engine, next, prev *table, rules []hotspot.Rule) {
@@ -52,7 +54,7 @@ func installHotspot(e *Engine, next, prev *table, rules []hotspot.Rule) {
 			hs = &hotspotSet{stats: e.nodes.pin(r.Resource)}
 			next.hotspot[r.Resource] = hs
 		}
-		hc := &hotspotCheck{}
+		hc := &hotspotCheck{shadow: r.Shadow}
 		var old []*hotspotCheck
 		if s := prev.hotspot[r.Resource]; s != nil {
 			old = s.checks
@@ -78,6 +80,12 @@ func (e *Engine) checkHotspot(hs *hotspotSet, en *Entry, args []any, now mono.Ti
 	}
 	for _, hc := range hs.checks {
 		d := hc.l.Check(args, now, en.count)
+		if hc.shadow {
+			if d.Blocked {
+				e.shadowBlocked(en, now, hc.block)
+			}
+			continue
+		}
 		if d.Blocked {
 			return hc.block
 		}

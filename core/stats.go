@@ -21,8 +21,13 @@ type Figures struct {
 	// index 0 is unused).
 	Blocked   int64
 	BlockedBy [BlockCircuitBreaker + 1]int64
-	Succeeded int64 // entries completed, with or without an error
-	Failed    int64 // entries completed with an error (Entry.SetError, Do)
+	// ShadowBlocked counts, by kind as BlockedBy, the entries that shadow
+	// rules would have blocked (see flow.Rule.Shadow): they were not
+	// blocked by them, so each is also in Passed, or in Blocked when an
+	// enforcing rule blocked it.
+	ShadowBlocked [BlockCircuitBreaker + 1]int64
+	Succeeded     int64 // entries completed, with or without an error
+	Failed        int64 // entries completed with an error (Entry.SetError, Do)
 	// RT is the sum of the completed entries' response times (each capped
 	// by WithMaxRT, counted in whole ms); AvgRT divides it.
 	RT time.Duration
@@ -240,9 +245,11 @@ type series struct {
 	next    int64        // start of the first bucket not harvested yet, ms
 	secs    []second     // a ring of historySeconds, allocated at the first count
 	kinds   []kindCounts // blocks by kind, parallel to secs, from the first block
+	shadows []kindCounts // shadow blocks by kind, parallel to secs, from the first
 	total   stat.Bucket
 	blocked stat.Counts
-	gone    bool // no longer in the registry
+	shadow  stat.Counts // shadow blocks by kind
+	gone    bool        // no longer in the registry
 }
 
 // pinned returns the statistics of a resource that has rules: its tally
@@ -257,12 +264,23 @@ func pinned(stripes int) *resStats {
 // node counts them all together. A resource without rules gets its tally
 // at its first block (by a system rule, whose block allocates anyway).
 func (s *resStats) addBlocked(now mono.Time, k BlockKind, n int64) {
-	t := s.tally.Load()
+	s.tallyIn(&s.tally).Add(now, int(k), n)
+}
+
+// addShadow counts n entries a shadow rule of kind k would have blocked.
+// The tally is made at the resource's first shadow block.
+func (s *resStats) addShadow(now mono.Time, k BlockKind, n int64) {
+	s.tallyIn(&s.shadow).Add(now, int(k), n)
+}
+
+// tallyIn returns the tally in p, making it if there is none yet.
+func (s *resStats) tallyIn(p *atomic.Pointer[stat.Tally]) *stat.Tally {
+	t := p.Load()
 	if t == nil {
-		s.tally.CompareAndSwap(nil, stat.NewTally(s.node.Second().Stripes()))
-		t = s.tally.Load()
+		p.CompareAndSwap(nil, stat.NewTally(s.node.Second().Stripes()))
+		t = p.Load()
 	}
-	t.Add(now, int(k), n)
+	return t
 }
 
 // startObserver begins harvesting the first time statistics are read.
@@ -350,26 +368,33 @@ func (s *series) harvest(rs *resStats, ms int64) {
 		from = max(from, s.next)
 	}
 	s.rs = rs
-	tally := rs.tally.Load()
+	tally, shadow := rs.tally.Load(), rs.shadow.Load()
 	for start := from; start < cur; start += bms {
 		b, ok := w.BucketAt(mono.FromMillis(start))
 		if !ok {
 			continue
 		}
-		var c stat.Counts
-		if tally != nil {
-			c, _ = tally.BucketAt(mono.FromMillis(start))
-		}
+		c, sc := tallyAt(tally, start), tallyAt(shadow, start)
 		conc := rs.node.Concurrency()
 		if b.Pass == 0 && b.Block == 0 && b.Success == 0 && conc == 0 {
 			continue
 		}
-		s.add(start, b, c, conc)
+		s.add(start, b, c, sc, conc)
 	}
 	s.next = max(s.next, cur)
 }
 
-func (s *series) add(start int64, b stat.Bucket, c stat.Counts, conc int64) {
+// tallyAt returns t's counts in the bucket that starts at start (ms);
+// none when t is nil.
+func tallyAt(t *stat.Tally, start int64) stat.Counts {
+	if t == nil {
+		return stat.Counts{}
+	}
+	c, _ := t.BucketAt(mono.FromMillis(start))
+	return c
+}
+
+func (s *series) add(start int64, b stat.Bucket, c, sc stat.Counts, conc int64) {
 	if s.secs == nil {
 		s.secs = make([]second, historySeconds)
 		for i := range s.secs {
@@ -384,30 +409,41 @@ func (s *series) add(start int64, b stat.Bucket, c stat.Counts, conc int64) {
 		if s.kinds != nil {
 			s.kinds[i] = kindCounts{}
 		}
+		if s.shadows != nil {
+			s.shadows[i] = kindCounts{}
+		}
 	}
 	d.add(b, conc)
-	if b.Block > 0 {
-		if s.kinds == nil {
-			s.kinds = make([]kindCounts, historySeconds)
-		}
-		for k := 1; k < len(c); k++ {
-			s.kinds[i][k-1] = sat32(int64(s.kinds[i][k-1]) + c[k])
-		}
-	}
+	addKinds(&s.kinds, i, c)
+	addKinds(&s.shadows, i, sc)
 	s.total.Add(b)
 	s.blocked.Add(c)
+	s.shadow.Add(sc)
 }
 
-// kindsAt returns the blocks by kind of ring entry i.
-func (s *series) kindsAt(i int64) stat.Counts {
-	if s.kinds == nil {
+// addKinds adds c to entry i of the ring *ring, made at the first count.
+func addKinds(ring *[]kindCounts, i int64, c stat.Counts) {
+	if c == (stat.Counts{}) {
+		return
+	}
+	if *ring == nil {
+		*ring = make([]kindCounts, historySeconds)
+	}
+	for k := 1; k < len(c); k++ {
+		(*ring)[i][k-1] = sat32(int64((*ring)[i][k-1]) + c[k])
+	}
+}
+
+// kindsAt returns the counts by kind of ring entry i.
+func kindsAt(ring []kindCounts, i int64) stat.Counts {
+	if ring == nil {
 		return stat.Counts{}
 	}
-	return s.kinds[i].counts()
+	return ring[i].counts()
 }
 
 // figures converts counters to Figures.
-func figures(b stat.Bucket, c stat.Counts, conc int64) Figures {
+func figures(b stat.Bucket, c, sc stat.Counts, conc int64) Figures {
 	f := Figures{
 		Passed:      b.Pass,
 		Blocked:     b.Block,
@@ -417,6 +453,7 @@ func figures(b stat.Bucket, c stat.Counts, conc int64) Figures {
 		Concurrency: conc,
 	}
 	copy(f.BlockedBy[:], c[:])
+	copy(f.ShadowBlocked[:], sc[:])
 	if b.Success > 0 && b.MinRT != math.MaxInt64 {
 		f.MinRT = time.Duration(b.MinRT) * time.Millisecond
 	}
@@ -427,22 +464,29 @@ func figures(b stat.Bucket, c stat.Counts, conc int64) Figures {
 func (s *series) stats(name string, now mono.Time) ResourceStats {
 	r := ResourceStats{Resource: name}
 	if rs := s.rs; rs != nil {
-		var c stat.Counts
-		if t := rs.tally.Load(); t != nil {
-			c = t.Totals(now)
-		}
-		r.Second = figures(rs.node.Second().Totals(now), c, rs.node.Concurrency())
+		r.Second = figures(rs.node.Second().Totals(now), tallyTotals(rs.tally.Load(), now),
+			tallyTotals(rs.shadow.Load(), now), rs.node.Concurrency())
 	}
 	minute := stat.Bucket{MinRT: math.MaxInt64}
-	var mc stat.Counts
+	var mc, msc stat.Counts
 	s.eachSecond(now.Millis(), func(_ int, d *second) {
 		minute.Add(d.bucket())
-		mc.Add(s.kindsAt(d.sec % historySeconds))
+		mc.Add(kindsAt(s.kinds, d.sec%historySeconds))
+		msc.Add(kindsAt(s.shadows, d.sec%historySeconds))
 	})
-	r.Minute = figures(minute, mc, 0)
-	r.Total = figures(s.total, s.blocked, 0)
+	r.Minute = figures(minute, mc, msc, 0)
+	r.Total = figures(s.total, s.blocked, s.shadow, 0)
 	r.Total.MinRT = 0
 	return r
+}
+
+// tallyTotals returns t's counts over the second that ends at now; none
+// when t is nil.
+func tallyTotals(t *stat.Tally, now mono.Time) stat.Counts {
+	if t == nil {
+		return stat.Counts{}
+	}
+	return t.Totals(now)
 }
 
 // eachSecond calls fn with the seconds of the last minute that have
@@ -467,7 +511,8 @@ func (s *series) eachSecond(ms int64, fn func(i int, d *second)) {
 func (s *series) history(ms int64) []Figures {
 	h := make([]Figures, historySeconds)
 	s.eachSecond(ms, func(i int, d *second) {
-		h[i] = figures(d.bucket(), s.kindsAt(d.sec%historySeconds), int64(d.conc))
+		at := d.sec % historySeconds
+		h[i] = figures(d.bucket(), kindsAt(s.kinds, at), kindsAt(s.shadows, at), int64(d.conc))
 	})
 	return h
 }

@@ -33,10 +33,12 @@ func WithSystemCollector(c system.Collector) Option {
 // SystemStatusListener.
 const collectInterval = time.Second
 
-// systemSet is the system rules combined: one threshold per metric.
+// systemSet is the system rules combined: one threshold per metric. The
+// shadow rules are combined apart, in shadow (nil when there are none).
 type systemSet struct {
 	limits sysload.Limits
 	blocks [sysload.MetricCPU + 1]*BlockError
+	shadow *systemSet
 }
 
 // sysState is the engine's collector goroutine and what it last read.
@@ -55,16 +57,33 @@ type sysState struct {
 func installSystem(e *Engine, next, _ *table, rules []system.Rule) {
 	next.systemRules = rules
 	next.system = nil
-	if len(rules) > 0 {
-		ss := &systemSet{limits: sysload.Combine(rules)}
-		for m := sysload.MetricQPS; m <= sysload.MetricCPU; m++ {
-			if i := ss.limits.From[m]; i >= 0 {
-				ss.blocks[m] = &BlockError{Kind: BlockSystem, Rule: rules[i], Detail: systemDetail(m, &ss.limits)}
-			}
+	var enforced, shadow []system.Rule
+	for _, r := range rules {
+		if r.Shadow {
+			shadow = append(shadow, r)
+		} else {
+			enforced = append(enforced, r)
 		}
-		next.system = ss
 	}
-	e.syncCollector(next.system != nil && next.system.limits.NeedsCollector())
+	if len(rules) > 0 {
+		next.system = combineSystem(enforced)
+		if len(shadow) > 0 {
+			next.system.shadow = combineSystem(shadow)
+		}
+	}
+	ss := next.system
+	e.syncCollector(ss != nil && (ss.limits.NeedsCollector() || ss.shadow != nil && ss.shadow.limits.NeedsCollector()))
+}
+
+// combineSystem returns rules combined, with the error of each metric.
+func combineSystem(rules []system.Rule) *systemSet {
+	ss := &systemSet{limits: sysload.Combine(rules)}
+	for m := sysload.MetricQPS; m <= sysload.MetricCPU; m++ {
+		if i := ss.limits.From[m]; i >= 0 {
+			ss.blocks[m] = &BlockError{Kind: BlockSystem, Rule: rules[i], Detail: systemDetail(m, &ss.limits)}
+		}
+	}
+	return ss
 }
 
 func systemDetail(m sysload.Metric, l *sysload.Limits) string {
@@ -86,17 +105,39 @@ func systemDetail(m sysload.Metric, l *sysload.Limits) string {
 // checkSystem runs the system rules for an inbound entry of resource. System
 // rules are global, so the returned error is a copy of the prebuilt one
 // naming the resource: the blocked path allocates the error only.
+//
+// The shadow rules are checked after the enforced ones pass: a would-be
+// block is counted and, only while some OnShadowBlock listener listens,
+// told with a copy of its error naming the resource.
 func (e *Engine) checkSystem(ss *systemSet, en *Entry, resource string, now mono.Time) error {
-	m := ss.limits.Check(sysload.Sample{
+	s := sysload.Sample{
 		Inbound:      e.inbound,
 		Now:          now,
 		Load1:        math.Float64frombits(e.sys.load.Load()),
 		CPU:          math.Float64frombits(e.sys.cpu.Load()),
 		DefaultMinRT: e.maxRT,
-	}, en.count)
-	if m == sysload.MetricNone {
-		return nil
 	}
+	if m := ss.limits.Check(s, en.count); m != sysload.MetricNone {
+		return ss.blockOf(m, resource)
+	}
+	if sh := ss.shadow; sh != nil {
+		if m := sh.limits.Check(s, en.count); m != sysload.MetricNone {
+			if en.stats != nil {
+				en.stats.addShadow(now, BlockSystem, en.count)
+			}
+			if fns := e.shadowLn.List(); len(fns) > 0 {
+				b := sh.blockOf(m, resource)
+				for _, fn := range fns {
+					fn(b)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// blockOf returns a copy of the error of metric m naming resource.
+func (ss *systemSet) blockOf(m sysload.Metric, resource string) *BlockError {
 	b := *ss.blocks[m]
 	b.Resource = resource
 	return &b

@@ -41,6 +41,11 @@ type Rule struct {
 	LimitApp string
 	// Strategy says whether the list admits or blocks. Zero value: White.
 	Strategy Strategy
+	// Shadow makes the rule watch without acting: it is checked and each
+	// entry it would block is counted (core.Engine.Stats, OnShadowBlock),
+	// but it never blocks. Java ignores the field. Zero value: false, an
+	// enforcing rule.
+	Shadow bool
 }
 
 // Validate reports every problem of the rule, one *rule.FieldError per

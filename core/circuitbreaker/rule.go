@@ -104,6 +104,11 @@ type Rule struct {
 	// average RT is at or above Count before the breaker opens. Zero
 	// value: 5. Other grades ignore it.
 	RTSlowRequestAmount int
+	// Shadow makes the rule watch without acting: it is checked and each
+	// entry it would block is counted (core.Engine.Stats, OnShadowBlock),
+	// but it never blocks; its state machine runs as usual. Java ignores the field. Zero value: false, an
+	// enforcing rule.
+	Shadow bool
 }
 
 // WithDefaults returns r with Java's default in place of every field whose

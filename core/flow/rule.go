@@ -146,6 +146,11 @@ type Rule struct {
 	// rule shares and how (package cluster says which fields a token
 	// service uses). Zero value: no config (Java's null).
 	ClusterConfig ClusterConfig
+	// Shadow makes the rule watch without acting: it is checked and each
+	// entry it would block is counted (core.Engine.Stats, OnShadowBlock),
+	// but it never blocks nor makes an entry wait. Java ignores the field. Zero value: false, an
+	// enforcing rule.
+	Shadow bool
 }
 
 // ClusterConfig is Java's ClusterFlowConfig. In a ClusterConfig that is

@@ -91,6 +91,11 @@ type Rule struct {
 	// ClusterConfig is Java's ParamFlowClusterConfig. Zero value: no config
 	// (Java's null).
 	ClusterConfig ClusterConfig
+	// Shadow makes the rule watch without acting: it is checked and each
+	// entry it would block is counted (core.Engine.Stats, OnShadowBlock),
+	// but it never blocks nor makes an entry wait. Java ignores the field. Zero value: false, an
+	// enforcing rule.
+	Shadow bool
 }
 
 // ClusterConfig is Java's ParamFlowClusterConfig. In a ClusterConfig that

@@ -46,6 +46,11 @@ type Rule struct {
 	// MaxThread is the threshold of concurrent inbound entries. Zero value:
 	// unset.
 	MaxThread int64
+	// Shadow makes the rule watch without acting: it is checked and each
+	// entry it would block is counted (core.Engine.Stats, OnShadowBlock),
+	// but it never blocks. Java ignores the field. Zero value: false, an
+	// enforcing rule.
+	Shadow bool
 }
 
 // WithDefaults returns r with Unset (-1, Java's default) in every

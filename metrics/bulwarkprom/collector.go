@@ -39,6 +39,7 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 var (
 	passedDesc    = desc("bulwark_passed_total", "Entries admitted.", "resource")
 	blockedDesc   = desc("bulwark_blocked_total", "Entries blocked, by kind of rule.", "resource", "kind")
+	shadowDesc    = desc("bulwark_shadow_blocked_total", "Entries shadow rules would have blocked (and let through), by kind of rule.", "resource", "kind")
 	errorsDesc    = desc("bulwark_errors_total", "Entries completed with an error.", "resource")
 	rtDesc        = desc("bulwark_response_time_seconds", "Response times of completed entries (whole ms, capped by the engine's max RT).", "resource")
 	concDesc      = desc("bulwark_concurrency", "Entries in flight.", "resource")
@@ -52,7 +53,7 @@ var (
 	loadDesc      = desc("bulwark_system_load1", "One-minute load average the system rules see.")
 	cpuDesc       = desc("bulwark_system_cpu_usage_ratio", "CPU usage (0 to 1) the system rules see.")
 	inboundDesc   = desc("bulwark_system_inbound_qps", "Inbound entries admitted in the last second.")
-	allDescs      = []*prometheus.Desc{passedDesc, blockedDesc, errorsDesc, rtDesc, concDesc, stateDesc, transDesc, rulesDesc, changesDesc, dsUpDesc, dsFailDesc, dsAppliedDesc, loadDesc, cpuDesc, inboundDesc}
+	allDescs      = []*prometheus.Desc{passedDesc, blockedDesc, shadowDesc, errorsDesc, rtDesc, concDesc, stateDesc, transDesc, rulesDesc, changesDesc, dsUpDesc, dsFailDesc, dsAppliedDesc, loadDesc, cpuDesc, inboundDesc}
 	blockKinds    = []core.BlockKind{core.BlockFlow, core.BlockCircuitBreaker, core.BlockSystem, core.BlockAuthority, core.BlockHotspot}
 	breakerStates = []circuitbreaker.State{circuitbreaker.Closed, circuitbreaker.Open, circuitbreaker.HalfOpen}
 )
@@ -108,6 +109,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for _, k := range blockKinds {
 			if n := r.Total.BlockedBy[k]; n > 0 {
 				counter(blockedDesc, float64(n), r.Resource, k.String())
+			}
+			if n := r.Total.ShadowBlocked[k]; n > 0 {
+				counter(shadowDesc, float64(n), r.Resource, k.String())
 			}
 		}
 	}

@@ -244,3 +244,29 @@ func TestCollectorLints(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, problems)
 }
+
+// TestCollectorExportsShadowBlocks: a shadow rule beside an enforcing one
+// on a resource; the entries it would have blocked are their own series.
+func TestCollectorExportsShadowBlocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := core.NewEngine()
+		defer e.Close()
+		reg := prometheus.NewPedanticRegistry()
+		require.NoError(t, reg.Register(bulwarkprom.NewCollector(e)))
+		require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "r", Count: 4}, {Resource: "r", Count: 1, Shadow: true}}))
+		_, err := testutil.GatherAndCount(reg) // the first scrape starts the history
+		require.NoError(t, err)
+		for range 6 {
+			call(e, "r", 0, nil)
+		}
+		time.Sleep(time.Second) // the counts leave the current bucket
+		require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP bulwark_blocked_total Entries blocked, by kind of rule.
+# TYPE bulwark_blocked_total counter
+bulwark_blocked_total{kind="flow",resource="r"} 2
+# HELP bulwark_shadow_blocked_total Entries shadow rules would have blocked (and let through), by kind of rule.
+# TYPE bulwark_shadow_blocked_total counter
+bulwark_shadow_blocked_total{kind="flow",resource="r"} 3
+`), "bulwark_blocked_total", "bulwark_shadow_blocked_total"))
+	})
+}

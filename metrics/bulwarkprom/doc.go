@@ -14,6 +14,8 @@
 //	bulwark_passed_total{resource}                    counter: entries admitted
 //	bulwark_blocked_total{resource,kind}              counter: entries blocked, by kind of rule
 //	                                                  (flow, circuitbreaker, system, authority, hotspot)
+//	bulwark_shadow_blocked_total{resource,kind}       counter: entries that shadow rules ("shadow": true)
+//	                                                  would have blocked and let through, by kind of rule
 //	bulwark_errors_total{resource}                    counter: entries completed with an error
 //	bulwark_response_time_seconds{resource}           summary of completed entries' response times:
 //	                                                  _count and _sum, no quantiles (the mean is
