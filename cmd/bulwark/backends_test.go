@@ -62,6 +62,8 @@ func TestBackends(t *testing.T) {
 			t.Run("Edit", func(t *testing.T) { testEdit(t, url("edit")) })
 			t.Run("Watch", func(t *testing.T) { testWatch(t, url("watch")) })
 			t.Run("LargeHistory", func(t *testing.T) { testLargeHistory(t, url("large")) })
+			t.Run("Canary", func(t *testing.T) { testCanary(t, url("canary")) })
+			t.Run("PromoteConflict", func(t *testing.T) { testPromoteConflict(t, url("conflict")) })
 			if srv != nil {
 				t.Run("Unresponsive", func(t *testing.T) { testUnresponsive(t, srv, url("paused")) })
 			}

@@ -19,6 +19,14 @@ type proposal struct {
 	next    []byte              // the new document
 	name    string              // where next comes from, for the diff header
 	command string              // recorded in the history: "apply", "edit", "set", "rollback 3"
+	// against, when set, is what the diff is against instead of cur (the
+	// base, for the first apply --canary of a group); the write is still
+	// compare-and-set on cur's revision.
+	against *datasource.Snapshot
+	overlay string // the canary group whose overlay c.doc is, for the history
+	// nextMissing: the proposal is that the document be gone (abort shows
+	// the base an overlay's instances return to, which may not exist).
+	nextMissing bool
 }
 
 // outcome is what apply, edit, set and rollback print with --json.
@@ -36,11 +44,15 @@ type outcome struct {
 // replaced says the current document does not decode as k and is replaced
 // whole.
 func (p *proposal) review(e *env, o *options, w io.Writer) (changes []change, replaced bool, err error) {
-	to, err := rulesOf(p.k, p.next, false)
+	to, err := rulesOf(p.k, p.next, p.nextMissing)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", p.name, err)
 	}
-	from, ferr := rulesOf(p.k, p.cur.Data, p.cur.Missing)
+	base, baseName := p.cur, p.c.display
+	if p.against != nil {
+		base, baseName = *p.against, p.c.baseDisplay
+	}
+	from, ferr := rulesOf(p.k, base.Data, base.Missing)
 	if ferr != nil {
 		replaced = true
 		from = nil
@@ -49,7 +61,7 @@ func (p *proposal) review(e *env, o *options, w io.Writer) (changes []change, re
 	if o.json {
 		return changes, replaced, nil
 	}
-	fmt.Fprintf(w, "--- %s\n+++ %s\n", header(p.c.display, p.cur), p.name)
+	fmt.Fprintf(w, "--- %s\n+++ %s\n", header(baseName, base), p.name)
 	if replaced {
 		fmt.Fprintf(w, "the current document does not decode as %s rules (%v); it is replaced whole\n", p.k.name, ferr)
 	}
@@ -109,7 +121,7 @@ func (p *proposal) carry(ctx context.Context, e *env, o *options) error {
 		previous = &s
 	}
 	seq, herr := record(ctx, p.c, entry{Time: time.Now().UTC().Truncate(time.Second), Author: o.author, Command: p.command,
-		From: p.cur.Revision, To: snap.Revision, Kind: p.k.name, Diff: diffLines(changes), Previous: previous}, o.historyBytes)
+		From: p.cur.Revision, To: snap.Revision, Kind: p.k.name, Diff: diffLines(changes), Previous: previous, Overlay: p.overlay}, o.historyBytes)
 	out.History = seq
 	if o.json {
 		writeJSON(e.stdout, out)

@@ -14,6 +14,14 @@ document in between, nothing is written and the exit code is 3. --dry-run
 stops after the diff. The change is recorded in the history beside the
 document (bulwark history SOURCE).
 
+With --canary GROUP, FILE is written to the overlay of GROUP beside the
+document (its key, path or dataId followed by ".overlay.GROUP"), which the instances started with
+datasource.WithOverlay(GROUP) follow while it exists; the document itself
+is left alone. The diff is against the overlay, or against the document
+when the group has no overlay yet; the compare-and-set is on the overlay's
+revision; the change is recorded in the document's history as
+"apply --canary GROUP". Then bulwark promote or bulwark abort.
+
 Exit codes: 0 written (or nothing to change), 1 FILE invalid, 2 not
 confirmed, 3 conflict, 4 unreachable.`,
 		run: runApply,
@@ -28,6 +36,8 @@ func runApply(ctx context.Context, e *env, args []string) error {
 	kindFlag(fs, &o)
 	jsonFlag(fs, &o)
 	changeFlags(fs, &o)
+	var group string
+	fs.StringVar(&group, "canary", "", "write the overlay of this canary group instead of the document (see bulwark promote, abort, status)")
 	pos, err := parse(e, c, fs, args, 2, 2)
 	if err != nil {
 		return err
@@ -51,11 +61,28 @@ func runApply(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ctr.Close()
-	cur, err := ctr.read(ctx)
+	target := ctr
+	if group != "" {
+		if target, err = ctr.overlayOf(group); err != nil {
+			return err
+		}
+		defer target.closeOverlay()
+	}
+	cur, err := target.read(ctx)
 	if err != nil {
 		return err
 	}
-	p := &proposal{c: ctr, k: k, cur: cur, next: next, name: pos[1], command: "apply"}
+	p := &proposal{c: target, k: k, cur: cur, next: next, name: pos[1], command: "apply"}
+	if group != "" {
+		p.command, p.overlay = "apply --canary "+group, group
+		if cur.Missing { // a new overlay: its changes are those from the base
+			base, err := ctr.read(ctx)
+			if err != nil {
+				return err
+			}
+			p.against = &base
+		}
+	}
 	return p.carry(ctx, e, &o)
 }
 

@@ -71,8 +71,12 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 		if en.Previous == nil {
 			from = "none"
 		}
+		to := en.To
+		if to == "" {
+			to = "removed"
+		}
 		fmt.Fprintf(e.stdout, "%s %s  %s  %s  revision %s → %s\n", e.paint("1", fmt.Sprintf("#%d", en.Seq)),
-			en.Time.Format("2006-01-02 15:04:05Z07:00"), en.Author, en.Command, from, en.To)
+			en.Time.Format("2006-01-02 15:04:05Z07:00"), en.Author, en.Command, from, to)
 		for _, l := range en.Diff {
 			fmt.Fprintf(e.stdout, "    %s\n", l)
 		}
@@ -122,6 +126,9 @@ func runRollback(ctx context.Context, e *env, args []string) error {
 		if !found {
 			return failf(exitUsage, "no change #%d in the history of %s (it keeps #%d to #%d)", seq, ctr.display, h.Entries[0].Seq, h.Entries[len(h.Entries)-1].Seq)
 		}
+	}
+	if en.Overlay != "" {
+		return failf(exitUsage, "change #%d (%s) was to the overlay of canary group %s, not to %s: use bulwark apply --canary or bulwark abort", en.Seq, en.Command, en.Overlay, ctr.display)
 	}
 	if o.kind == "" {
 		o.kind = en.Kind

@@ -7,6 +7,8 @@
 //	bulwark set redis://127.0.0.1:6379/bulwark:order-service:prod:flow "GET /orders" count=200
 //	bulwark history zk://127.0.0.1:2181/bulwark/order-service/prod/flow
 //	bulwark rollback nacos://127.0.0.1:8848/order-service-flow-rules?group=SENTINEL_GROUP
+//	bulwark apply --canary canary etcd://127.0.0.1:2379/bulwark/order-service/prod/flow rules.json
+//	bulwark promote etcd://127.0.0.1:2379/bulwark/order-service/prod/flow canary   # or: abort
 //
 // Sources are URLs: a path or file:///path, etcd://host:2379/key,
 // redis://host:6379/key (?channel=, default key + ":changed"; ?db=),
@@ -16,7 +18,11 @@
 // BULWARK_PASSWORD, BULWARK_TLS_CA, BULWARK_TLS_CERT, BULWARK_TLS_KEY) and are
 // never printed.
 //
-// Every change made by apply, edit, set and rollback is compare-and-set
+// apply --canary GROUP writes the overlay of a canary group beside the
+// document (see datasource.WithOverlay); promote writes it as the document
+// and removes it, abort removes it, status --groups lists them.
+//
+// Every change made by apply, edit, set, rollback, promote and abort is compare-and-set
 // against the revision read, and is recorded in an audit trail beside the
 // document, in the same config center: the document's key + ".history"
 // (Redis: key + ":history"), the last 100 changes.

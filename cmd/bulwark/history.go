@@ -40,6 +40,9 @@ type entry struct {
 	// Previous is the document the change replaced; null when it did not
 	// exist.
 	Previous *string `json:"previous"`
+	// Overlay is the canary group whose overlay the change wrote or
+	// removed (apply --canary, abort); "" for the document itself.
+	Overlay string `json:"overlay,omitempty"`
 }
 
 // readHistory reads the history; a missing one is empty.

@@ -51,6 +51,9 @@ type center struct {
 	confirmMissing time.Duration
 	timeout        time.Duration
 	closeFn        func()
+	// baseDisplay is the base document's display of an overlay's center
+	// (see overlayOf); "" for a base.
+	baseDisplay string
 }
 
 // closeWait bounds Close. A client whose server stopped answering may take
