@@ -22,11 +22,17 @@ import (
 
 func TestMain(m *testing.M) {
 	// go-redis retries dialing a refused server once a second on a
-	// goroutine of its own, which ends within a second of Close.
-	// The harness's fork thread (local mode) lives as long as the binary.
+	// goroutine of its own, which ends within a second of Close, and a
+	// dial it started before Close (to a frozen or unreachable server) ends
+	// at its DialTimeout. The harness's fork thread (local mode) lives as
+	// long as the binary; in docker mode, so do the Docker client's
+	// keep-alive connections.
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"),
+		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).queuedNewConn.func2"),
 		goleak.IgnoreAnyFunction("github.com/bulwark-go/bulwark/internal/integration.init.func3.1"),
+		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 	)
 }
 

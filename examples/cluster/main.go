@@ -13,7 +13,7 @@
 //	12:00:07  admitted  51 of 100   redis healthy
 //
 // and how many entries were checked locally instead, because Redis was
-// failing or slower than the token service's timeout (5 ms).
+// failing or slower than the token service's timeout (-timeout, 5 ms by default).
 //
 // With two processes each admits about 50; stop one and the other admits
 // 100. -average makes the rule average-local (thresholdType 0): -limit per
@@ -46,6 +46,7 @@ type config struct {
 	rate    float64
 	flowID  int64
 	average bool
+	timeout time.Duration
 }
 
 func main() {
@@ -55,6 +56,7 @@ func main() {
 	flag.Float64Var(&c.rate, "rate", 100, "calls per second this process offers")
 	flag.Int64Var(&c.flowID, "flow", 1, "the rule's flowId: processes with the same one share the limit")
 	flag.BoolVar(&c.average, "average", false, "average-local threshold: -limit per live process")
+	flag.DurationVar(&c.timeout, "timeout", 5*time.Millisecond, "the longest an entry waits for Redis before the rule falls back")
 	verbose := flag.Bool("v", false, "log what the Redis client and the token service do (on stderr)")
 	flag.Parse()
 	log := slog.New(slog.DiscardHandler)
@@ -74,7 +76,7 @@ func main() {
 func run(ctx context.Context, out io.Writer, log *slog.Logger, c config) error {
 	client := goredis.NewClient(&goredis.Options{Addr: c.addr})
 	defer client.Close()
-	ts := redis.New(client, redis.WithLogger(log))
+	ts := redis.New(client, redis.WithLogger(log), redis.WithTimeout(c.timeout))
 	defer ts.Close()
 	engine := core.NewEngine(core.WithTokenService(ts))
 	defer engine.Close()

@@ -79,7 +79,7 @@ func TestTwoProcessesShareOneLimit(t *testing.T) {
 	s := &seconds{seen: map[string][]int{}}
 	for range 2 {
 		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), "BULWARK_EXAMPLE_ARGS=-addr "+srv.Addr()+" -limit 100 -rate 100 -flow 42")
+		cmd.Env = append(os.Environ(), "BULWARK_EXAMPLE_ARGS=-addr "+srv.Addr()+" -limit 100 -rate 100 -flow 42 -timeout 200ms")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		s.read(t, cmd)
 		t.Cleanup(func() {
