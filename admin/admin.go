@@ -157,6 +157,7 @@ type event struct {
 	Kind     string    `json:"kind"`
 	Source   string    `json:"source"`
 	Revision string    `json:"revision"`
+	Author   string    `json:"author,omitempty"`
 	Rejected bool      `json:"rejected"`
 	Rules    int       `json:"rules"`
 	Added    []string  `json:"added,omitempty"`
@@ -234,7 +235,7 @@ func state(e *core.Engine, c *config) snapshot {
 	for i := len(evs) - 1; i >= 0; i-- { // newest first
 		ev := evs[i]
 		s.Events = append(s.Events, event{Time: ev.Time, Kind: ev.Kind, Source: ev.Source.Name, Revision: ev.Source.Revision,
-			Rejected: ev.Rejected, Rules: ev.Rules, Added: ev.Added, Removed: ev.Removed, Changed: ev.Changed, Errors: ev.Errors})
+			Author: ev.Source.Author, Rejected: ev.Rejected, Rules: ev.Rules, Added: ev.Added, Removed: ev.Removed, Changed: ev.Changed, Errors: ev.Errors})
 	}
 	return s
 }

@@ -20,6 +20,7 @@ import (
 type RuleSource struct {
 	Name     string // the datasource's name (datasource.WithName)
 	Revision string // the document's revision in the datasource
+	Author   string // who wrote the document, when known (datasource.WithAuthor)
 }
 
 // RuleEvent is one change of one kind of rules, or one rejected attempt to
@@ -149,6 +150,9 @@ func (e *Engine) emit(ev RuleEvent) {
 	}
 	l.mu.Unlock()
 	attrs := []any{"kind", ev.Kind, "source", ev.Source.Name, "revision", ev.Source.Revision, "rules", ev.Rules}
+	if ev.Source.Author != "" {
+		attrs = append(attrs, "author", ev.Source.Author)
+	}
 	for _, a := range []struct {
 		key  string
 		list []string

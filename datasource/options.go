@@ -35,6 +35,8 @@ type options struct {
 	keepOnMissing     bool
 	updateAttempts    int
 	wait              func(ctx context.Context, prev, written Snapshot) error
+	noteAuthor        func(data []byte, author string)
+	author            string
 	waitTimeout       time.Duration
 	maxSize           int64
 	overlay           string
@@ -138,9 +140,18 @@ func WithUpdateAttempts(n int) Option { return func(o *options) { o.updateAttemp
 func WaitApplied[T any](r *Readable[T], timeout time.Duration) Option {
 	return func(o *options) {
 		o.wait = r.waitApplied
+		o.noteAuthor = r.noteAuthor
 		o.waitTimeout = timeout
 	}
 }
+
+// WithAuthor names who changes the document through a Writable (a person,
+// a tool, an admin endpoint's caller): the rule events of what it writes
+// report it (core.RuleSource.Author) when the Readable that applies the
+// document is linked to the Writable with WaitApplied, in this process. A
+// document is matched by its bytes, so an identical document written by
+// another client is reported with the same author. Ignored by a Readable.
+func WithAuthor(name string) Option { return func(o *options) { o.author = name } }
 
 // WithOverlay makes a Readable follow the overlay of group beside its
 // document: while the overlay exists, its document is the one in force for

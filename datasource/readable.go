@@ -87,6 +87,50 @@ type Readable[T any] struct {
 	reading bool          // read number gen has started and not finished
 	done    readResult    // the last read finished
 	doneCh  chan struct{} // closed and replaced when a read finishes
+	authors []authored    // the last documents linked Writables wrote, newest last
+}
+
+// authored is a document a Writable linked by WaitApplied wrote, by the
+// hash of its bytes, and its author (WithAuthor).
+type authored struct {
+	sum    [sha256.Size]byte
+	author string
+}
+
+// maxAuthors bounds Readable.authors: writes whose documents were never
+// read (replaced before a read) must not pile up.
+const maxAuthors = 16
+
+// noteAuthor records, before a linked Writable writes data, who writes it,
+// so the rule event of the revision that holds these bytes names them
+// whichever way the Readable learns of it (push, poll or the wait).
+func (r *Readable[T]) noteAuthor(data []byte, author string) {
+	a := authored{sha256.Sum256(data), author}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.authors) == maxAuthors {
+		r.authors = append(r.authors[:0], r.authors[1:]...)
+	}
+	r.authors = append(r.authors, a)
+}
+
+// source names the datasource, revision and, when a linked Writable wrote
+// these bytes, their author.
+func (r *Readable[T]) source(snap Snapshot) core.RuleSource {
+	src := core.RuleSource{Name: r.name, Revision: snap.Revision}
+	if snap.Missing {
+		return src
+	}
+	sum := sha256.Sum256(snap.Data)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.authors) - 1; i >= 0; i-- {
+		if r.authors[i].sum == sum {
+			src.Author = r.authors[i].author
+			break
+		}
+	}
+	return src
 }
 
 // docState is what the reader knows about the document last read. It
@@ -478,11 +522,11 @@ func (r *Readable[T]) set(snap Snapshot) (rejected, warn error) {
 		var err error
 		v, warn, err = r.decode(snap.Data)
 		if err != nil {
-			r.prop.Reject(core.RuleSource{Name: r.name, Revision: snap.Revision}, err)
+			r.prop.Reject(r.source(snap), err)
 			return named(r.name, "decode: %w (revision %s)", err, snap.Revision), nil
 		}
 	}
-	if err := r.prop.SetFrom(v, core.RuleSource{Name: r.name, Revision: snap.Revision}); err != nil {
+	if err := r.prop.SetFrom(v, r.source(snap)); err != nil {
 		if !appliedInPart(err) {
 			return named(r.name, "rejected: %w (revision %s)", err, snap.Revision), nil
 		}

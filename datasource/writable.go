@@ -191,6 +191,9 @@ func (w *Writable[T]) write(ctx context.Context, data []byte, expect string) (Sn
 	if err := limit.Check(limit.With(ctx, w.opts.maxSize), int64(len(data))); err != nil {
 		return Snapshot{}, named(w.name, "write: %w", err)
 	}
+	if w.opts.author != "" && w.opts.noteAuthor != nil {
+		w.opts.noteAuthor(data, w.opts.author) // before: the push may beat the answer
+	}
 	out, err := w.sink.Write(ctx, data, expect)
 	if err != nil {
 		return Snapshot{}, named(w.name, "write: %w (expected revision %q)", err, expect)
