@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,15 +119,16 @@ func (r *Readable[T]) noteAuthor(data []byte, author string) {
 // these bytes, their author.
 func (r *Readable[T]) source(snap Snapshot) core.RuleSource {
 	src := core.RuleSource{Name: r.name, Revision: snap.Revision}
-	if snap.Missing {
-		return src
+	r.mu.Lock()
+	authors := slices.Clone(r.authors)
+	r.mu.Unlock()
+	if snap.Missing || len(authors) == 0 {
+		return src // no hashing unless a linked Writable named an author
 	}
 	sum := sha256.Sum256(snap.Data)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := len(r.authors) - 1; i >= 0; i-- {
-		if r.authors[i].sum == sum {
-			src.Author = r.authors[i].author
+	for i := len(authors) - 1; i >= 0; i-- {
+		if authors[i].sum == sum {
+			src.Author = authors[i].author
 			break
 		}
 	}
