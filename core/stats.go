@@ -250,6 +250,11 @@ type series struct {
 	blocked stat.Counts
 	shadow  stat.Counts // shadow blocks by kind
 	gone    bool        // no longer in the registry
+	// mins is the baseline, a ring of baselineMinutes folded from whole
+	// seconds, allocated at the first (see suggest.go); folded is the
+	// first second not folded yet.
+	mins   []minuteRec
+	folded int64
 }
 
 // pinned returns the statistics of a resource that has rules: its tally
@@ -382,6 +387,7 @@ func (s *series) harvest(rs *resStats, ms int64) {
 		s.add(start, b, c, sc, conc)
 	}
 	s.next = max(s.next, cur)
+	s.foldSeconds()
 }
 
 // tallyAt returns t's counts in the bucket that starts at start (ms);
