@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/bulwark-go/bulwark/core"
 )
@@ -37,5 +38,25 @@ func BenchmarkStats10k(b *testing.B) {
 		if st := e.Stats(); len(st.Resources) != 10_000 {
 			b.Fatal(len(st.Resources))
 		}
+	}
+}
+
+// BenchmarkSuggest10k: one Suggest call with 10,000 resources that have
+// traffic.
+func BenchmarkSuggest10k(b *testing.B) {
+	e := core.NewEngine()
+	defer e.Close()
+	ctx := context.Background()
+	for i := range 10_000 {
+		en, err := e.Enter(ctx, fmt.Sprintf("GET /r/%d", i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		en.Exit()
+	}
+	e.Stats()
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Suggest(10*time.Minute, 1.3)
 	}
 }
