@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -17,51 +16,16 @@ import (
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/internal/testclock"
+	"github.com/bulwark-go/bulwark/internal/testtraffic"
 )
 
-// load is one resource's traffic in one second: n entries, the first
-// failed of them failing, each taking rt (under 500 ms).
-type load struct {
-	resource  string
-	n, failed int
-	rt        time.Duration
-}
-
-// driveSecond enters every load's entries at the start of the current
-// second, exits each after its rt, and moves the clock to the next
-// second, reading the statistics every half second as the harvesting
-// goroutine would.
+// driveSecond is testtraffic.Second, failing the test on a block.
 func driveSecond(t *testing.T, e *core.Engine, clk *testclock.Clock, loads ...load) {
 	t.Helper()
-	start := clk.Now()
-	entries := make([][]*core.Entry, len(loads))
-	for i, l := range loads {
-		for range l.n {
-			en, err := e.Enter(bg, l.resource)
-			require.NoError(t, err)
-			entries[i] = append(entries[i], en)
-		}
-	}
-	order := make([]int, len(loads))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(loads[a].rt, loads[b].rt) })
-	for _, i := range order {
-		require.Less(t, loads[i].rt, 500*time.Millisecond)
-		clk.Advance(start.Add(loads[i].rt).Sub(clk.Now()))
-		for j, en := range entries[i] {
-			if j < loads[i].failed {
-				en.SetError(errBoom)
-			}
-			en.Exit()
-		}
-	}
-	clk.Advance(start.Add(500 * time.Millisecond).Sub(clk.Now()))
-	e.History("")
-	clk.Advance(500 * time.Millisecond)
-	e.History("")
+	require.NoError(t, testtraffic.Second(e, clk, loads...))
 }
+
+type load = testtraffic.Load
 
 func baselineOf(t *testing.T, sg core.Suggestion, resource string) core.Baseline {
 	t.Helper()
@@ -94,20 +58,20 @@ func TestSuggestFromKnownTraffic(t *testing.T) {
 	// 50. GET /cache: 10 a second, answered at once. GET /rare: 10
 	// seconds of traffic.
 	for i := range 60 {
-		orders := load{resource: "GET /orders", n: 100, rt: 20 * time.Millisecond}
+		orders := load{Resource: "GET /orders", N: 100, RT: 20 * time.Millisecond}
 		switch {
 		case i == 20:
-			orders.n = 150
+			orders.N = 150
 		case i == 30:
-			orders.rt = 40 * time.Millisecond
+			orders.RT = 40 * time.Millisecond
 		case i >= 40 && i < 45:
-			orders.failed = 10
+			orders.Failed = 10
 		case i == 50:
-			orders.failed = 50
+			orders.Failed = 50
 		}
-		loads := []load{orders, {resource: "GET /cache", n: 10}}
+		loads := []load{orders, {Resource: "GET /cache", N: 10}}
 		if i%6 == 0 {
-			loads = append(loads, load{resource: "GET /rare", n: 3, rt: time.Millisecond})
+			loads = append(loads, load{Resource: "GET /rare", N: 3, RT: time.Millisecond})
 		}
 		driveSecond(t, e, clk, loads...)
 	}
@@ -183,7 +147,7 @@ func TestSuggestSpan(t *testing.T) {
 	t.Cleanup(func() { _ = e.Close() })
 	e.Stats()
 	for i := range 60 {
-		driveSecond(t, e, clk, load{resource: "r", n: 100 + i, rt: time.Millisecond})
+		driveSecond(t, e, clk, load{Resource: "r", N: 100 + i, RT: time.Millisecond})
 	}
 	clk.Advance(5 * time.Minute)
 	assert.Empty(t, e.Suggest(4*time.Minute, 1.3).Resources, "the traffic ended five minutes ago")
@@ -196,7 +160,7 @@ func TestSuggestSpan(t *testing.T) {
 	// ring, even for the longest period.
 	clk.Advance(70 * time.Minute)
 	for range 40 {
-		driveSecond(t, e, clk, load{resource: "r", n: 50, rt: time.Millisecond})
+		driveSecond(t, e, clk, load{Resource: "r", N: 50, RT: time.Millisecond})
 	}
 	sg = e.Suggest(0, 1.3)
 	require.Len(t, sg.Resources, 1)
