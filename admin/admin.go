@@ -56,6 +56,8 @@ func Handler(e *core.Engine, opts ...Option) http.Handler {
 		case strings.HasSuffix(r.URL.Path, "/api/state"):
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(state(e, &c))
+		case strings.HasSuffix(r.URL.Path, "/api/suggest"):
+			serveSuggest(w, r, e)
 		case r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/"):
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:")

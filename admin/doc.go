@@ -10,16 +10,28 @@
 //
 //	GET .../            the page
 //	GET .../api/state   everything the page shows, as JSON
+//	GET .../api/suggest suggested rules from the baseline, as JSON (?period=10m&factor=1.3)
 //
 // The page shows the resources (pass/s, block/s by kind, errors/s, average
 // RT and concurrency, each with a 60-second sparkline), the circuit
 // breakers and their states, the system figures, the rules in force per
 // kind with the source and revision they came from, each datasource's
-// Status, and the recent rule-change events with their diffs. Everything it
+// Status, the recent rule-change events with their diffs, and the rules
+// suggested from each resource's baseline (see below). Everything it
 // needs is embedded (no CDN: it works offline); it is readable on a phone;
 // it changes nothing (any method but GET and HEAD is refused). It reads the
-// engine through [core.Engine.Stats], [core.Engine.History] and
-// [core.Engine.RuleEvents], which never block an entry.
+// engine through [core.Engine.Stats], [core.Engine.History],
+// [core.Engine.RuleEvents] and [core.Engine.Suggest], which never block an
+// entry.
+//
+// /api/suggest reports [core.Engine.Suggest] over period (a Go duration,
+// at most 1h; default 10m) with factor as headroom (1 to 10; default
+// 1.3): per resource its baseline (peak pass QPS and when, peak error
+// ratio and average RT, totals) and the shadow rules suggested from it,
+// and under "documents" the Sentinel documents "flow", "degrade" and
+// "ruleset": the rules in force with the suggestions in place, ready for
+// bulwark apply (bulwark suggest --from URL prints one). A bad parameter
+// is a 400.
 //
 // The handler adds no authentication: mount it where only operators reach.
 package admin
