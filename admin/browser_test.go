@@ -50,6 +50,20 @@ func artifactDir(t *testing.T) string {
 	return t.TempDir()
 }
 
+// browse starts headless Chromium for the test: its context ends with the
+// test, or after 90 s.
+func browse(t *testing.T, browser string) context.Context {
+	alloc, cancelAlloc := chromedp.NewExecAllocator(bg, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1280, 1000))...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(cancel)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancelTimeout)
+	return ctx
+}
+
 // TestPageInChromium loads the page in headless Chromium while traffic
 // flows and a rule changes through a real file datasource, and checks
 // that the resource, its blocked count and the change event appear.
@@ -110,14 +124,7 @@ func TestPageInChromium(t *testing.T) {
 	}()
 	defer func() { close(stop); wg.Wait() }()
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(bg, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1280, 1000))...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelTimeout()
+	ctx := browse(t, browser)
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/debug/bulwark/"),
@@ -189,4 +196,62 @@ func TestPageInChromium(t *testing.T) {
 	overflow, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
 	require.NoError(t, err)
 	assert.False(t, overflow, "the page is wider than a phone's screen")
+}
+
+// TestSuggestionsInChromium shows the suggested-rules section of an engine
+// that measured known traffic (see knownTraffic), changes the factor, and
+// copies a document.
+func TestSuggestionsInChromium(t *testing.T) {
+	browser := chromium(t)
+	e := knownTraffic(t)
+	srv := httptest.NewServer(admin.Handler(e))
+	defer srv.Close()
+	ctx := browse(t, browser)
+
+	row := `tr[data-suggest="GET /orders"]`
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(row)),
+	))
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		require.NoError(t, err)
+		return s
+	}
+	assert.Equal(t, "150", text(row+" td.peak"))
+	assert.Equal(t, "195", text(row+" td.count"), "ceil(1.3 × 150)")
+	assert.Equal(t, "RT > 52 ms for > 50 % of calls", text(row+" td.slow"))
+	assert.Equal(t, "error ratio > 0.2", text(row+" td.errors"))
+
+	// Another factor: the section asks again.
+	require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#suggest-form input[name=factor]`), "2")))
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('#suggest-form').dispatchEvent(new Event('change')), true`))
+	require.NoError(t, err)
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('tr[data-suggest="GET /orders"] td.count').textContent === "300"`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	require.NoError(t, err, "the count for factor 2 never showed")
+
+	// The flow document: the rule in force and the suggestion, in shadow.
+	doc, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#suggest-docs details[data-doc=flow] pre').textContent`))
+	require.NoError(t, err)
+	rules, err := converter.FlowRules().Convert([]byte(doc))
+	require.NoError(t, err, doc)
+	require.Len(t, rules, 2)
+	assert.False(t, rules[0].Shadow)
+	assert.True(t, rules[1].Shadow)
+	assert.Equal(t, 300.0, rules[1].Count)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#suggest-docs details[data-doc=flow] button.copy`))))
+	label, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => {
+		const t = document.querySelector('#suggest-docs details[data-doc=flow] button.copy').textContent;
+		return t !== "copy" ? t : false;
+	})()`, chromedp.WithPollingTimeout(10*time.Second)))
+	require.NoError(t, err, "the copy button did nothing")
+	assert.Contains(t, []string{"copied", "selected: copy it"}, label)
+
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	out := filepath.Join(artifactDir(t), "admin-suggest.png")
+	require.NoError(t, os.WriteFile(out, png, 0o644))
+	t.Logf("screenshot: %s", out)
 }

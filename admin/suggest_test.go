@@ -1,0 +1,131 @@
+package admin_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bulwark-go/bulwark/admin"
+	"github.com/bulwark-go/bulwark/converter"
+	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/internal/testclock"
+	"github.com/bulwark-go/bulwark/internal/testtraffic"
+)
+
+// knownTraffic returns an engine on a test clock that measured 40 s of
+// GET /orders: 100 entries a second, 150 in second 10; 20 ms each, 40 ms
+// in second 15; 10 of them failing in second 20. An enforcing flow rule
+// of 1000 is in force.
+func knownTraffic(t *testing.T) *core.Engine {
+	t.Helper()
+	clk := testclock.New()
+	e := core.NewEngine(core.WithClock(clk))
+	t.Cleanup(func() { _ = e.Close() })
+	require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "GET /orders", Count: 1000}}))
+	e.Stats()
+	for i := range 40 {
+		l := testtraffic.Load{Resource: "GET /orders", N: 100, RT: 20 * time.Millisecond}
+		switch i {
+		case 10:
+			l.N = 150
+		case 15:
+			l.RT = 40 * time.Millisecond
+		case 20:
+			l.Failed = 10
+		}
+		require.NoError(t, testtraffic.Second(e, clk, l))
+	}
+	return e
+}
+
+func TestSuggestAPI(t *testing.T) {
+	e := knownTraffic(t)
+	srv := httptest.NewServer(admin.Handler(e))
+	defer srv.Close()
+
+	resp, body := get(t, srv.URL+"/api/suggest?period=5m&factor=1.3")
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	var s struct {
+		Period    string
+		Factor    float64
+		Resources []struct {
+			Resource       string
+			Seconds        int
+			PeakQPS        int64 `json:"peakQps"`
+			PeakAt         *time.Time
+			PeakErrorRatio float64
+			PeakAvgRTMs    float64 `json:"peakAvgRtMs"`
+			Flow           json.RawMessage
+			Degrade        json.RawMessage
+		}
+		Documents struct{ Flow, Degrade, RuleSet json.RawMessage }
+	}
+	require.NoError(t, json.Unmarshal(body, &s), string(body))
+	assert.Equal(t, "5m0s", s.Period)
+	assert.Equal(t, 1.3, s.Factor)
+	require.Len(t, s.Resources, 1)
+	r := s.Resources[0]
+	assert.Equal(t, "GET /orders", r.Resource)
+	assert.Equal(t, 40, r.Seconds)
+	assert.Equal(t, int64(150), r.PeakQPS)
+	require.NotNil(t, r.PeakAt)
+	assert.Equal(t, 0.1, r.PeakErrorRatio)
+	assert.Equal(t, 40.0, r.PeakAvgRTMs)
+
+	suggested, err := converter.FlowRules().Convert(r.Flow)
+	require.NoError(t, err)
+	want := flow.Rule{Resource: "GET /orders", Count: 195, Shadow: true}.WithDefaults()
+	assert.Equal(t, []flow.Rule{want}, suggested, "ceil(1.3 × 150)")
+	breakers, err := converter.CircuitBreakerRules().Convert(r.Degrade)
+	require.NoError(t, err)
+	require.Len(t, breakers, 2)
+	assert.Equal(t, circuitbreaker.SlowRequestRatio, breakers[0].Grade)
+	assert.Equal(t, 52.0, breakers[0].Count, "ceil(1.3 × 40 ms)")
+	assert.Equal(t, circuitbreaker.ErrorRatio, breakers[1].Grade)
+	assert.Equal(t, 0.2, breakers[1].Count, "0.1 above the peak ratio 0.1")
+
+	// The documents: the rules in force with the suggestions beside them.
+	doc, err := converter.FlowRules().Convert(s.Documents.Flow)
+	require.NoError(t, err)
+	assert.Equal(t, []flow.Rule{e.Flow().Rules()[0], want}, doc)
+	degrade, err := converter.CircuitBreakerRules().Convert(s.Documents.Degrade)
+	require.NoError(t, err)
+	assert.Equal(t, breakers, degrade)
+	rs, err := converter.RuleSet().Convert(s.Documents.RuleSet)
+	require.NoError(t, err)
+	assert.Equal(t, doc, rs.Flow)
+	assert.Equal(t, degrade, rs.CircuitBreaker)
+
+	for _, q := range []string{"period=forever", "period=2h", "period=-1m", "factor=0.5", "factor=NaN", "factor=11"} {
+		resp, body := get(t, srv.URL+"/api/suggest?"+q)
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, q)
+		assert.Contains(t, string(body), "admin: ", q)
+	}
+}
+
+func TestSuggestAPIWithoutTraffic(t *testing.T) {
+	e := core.NewEngine()
+	defer e.Close()
+	srv := httptest.NewServer(admin.Handler(e))
+	defer srv.Close()
+	resp, body := get(t, srv.URL+"/api/suggest")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var s struct {
+		Period    string
+		Resources []any
+		Documents struct{ Flow, Degrade json.RawMessage }
+	}
+	require.NoError(t, json.Unmarshal(body, &s), string(body))
+	assert.Equal(t, "10m0s", s.Period, "the default")
+	assert.Empty(t, s.Resources)
+	assert.JSONEq(t, "[]", string(s.Documents.Flow))
+	assert.JSONEq(t, "[]", string(s.Documents.Degrade))
+}
