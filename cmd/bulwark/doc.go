@@ -1,6 +1,7 @@
 // Command bulwark validates, reviews, applies and rolls back Sentinel rule
 // documents in a file or a config center (etcd, Redis, ZooKeeper, Nacos).
 //
+//	bulwark suggest --from http://10.0.0.7:8080/debug/bulwark/ > rules.json   # shadow rules from a service's baseline
 //	bulwark validate rules.json                      # every problem, FILE:LINE:COL: [i] "resource": field: problem
 //	bulwark diff etcd://127.0.0.1:2379/bulwark/order-service/prod/flow rules.json
 //	bulwark apply etcd://127.0.0.1:2379/bulwark/order-service/prod/flow rules.json
@@ -17,6 +18,10 @@
 // Credentials and TLS come from flags or the environment (BULWARK_USER,
 // BULWARK_PASSWORD, BULWARK_TLS_CA, BULWARK_TLS_CERT, BULWARK_TLS_KEY) and are
 // never printed.
+//
+// suggest prints the rules a running service's admin page (package admin)
+// suggests from the traffic it measured, every one a shadow rule, in a
+// document ready for apply.
 //
 // apply --canary GROUP writes the overlay of a canary group beside the
 // document (see datasource.WithOverlay); promote writes it as the document
