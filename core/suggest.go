@@ -154,7 +154,8 @@ func higher(a, b, c, d uint32) bool { return uint64(a)*uint64(d) > uint64(c)*uin
 
 // Suggest proposes rules from what the engine measured over the last
 // period (rounded out to whole minutes; at most an hour, which 0 means
-// too), with factor as headroom (values below 1, and NaN, mean 1.3). For
+// too), with factor as headroom (values below 1, NaN and infinities mean
+// 1.3). For
 // every resource with traffic in the span it reports the baseline —
 // peak pass QPS, peak error ratio and peak average RT per second — and
 // suggests, every rule with Shadow set:
@@ -164,10 +165,11 @@ func higher(a, b, c, d uint32) bool { return uint64(a)*uint64(d) > uint64(c)*uin
 //     which a call is slow, ms) ceil(factor × peak average RT), opening
 //     when more than half of at least 5 calls in a second are slow. The
 //     engine keeps no RT percentiles; RT distributions lean right (a
-//     second's median is at most about its mean), so in the busiest
-//     second observed fewer than half the calls were slower than its
-//     average, let alone factor × that average: the breaker trips only
-//     when calls are markedly slower than anything in the baseline;
+//     second's median is typically below its mean), so in the slowest
+//     second observed fewer than half the calls were typically slower
+//     than its average, let alone factor × that average: the breaker
+//     trips when most calls are markedly slower than anything in the
+//     baseline;
 //   - an error-ratio breaker with Count factor × peak error ratio, but at
 //     least 0.1 above it (rounded up to 0.01), none when that reaches 1;
 //
@@ -202,10 +204,7 @@ func (e *Engine) Suggest(period time.Duration, factor float64) Suggestion {
 		if s.gone {
 			continue
 		}
-		if b, busy, ok := s.baseline(name, firstMin, nowSec/60); ok {
-			if b.PeakQPS > 0 {
-				b.PeakAt = e.wallTime(mono.Time(b.PeakAt.UnixNano()))
-			}
+		if b, busy, ok := s.baseline(name, firstMin, nowSec/60, e.wallTime); ok {
 			b.suggest(factor, busy)
 			sg.Resources = append(sg.Resources, b)
 		}
@@ -218,8 +217,8 @@ func (e *Engine) Suggest(period time.Duration, factor float64) Suggestion {
 
 // baseline sums the minute records from firstMin to lastMin, and counts
 // their busy seconds; ok is false when the resource had no entries then.
-// PeakAt is left in engine time, as nanoseconds since the Unix epoch.
-func (s *series) baseline(name string, firstMin, lastMin int64) (b Baseline, busy int, ok bool) {
+// wall converts engine time.
+func (s *series) baseline(name string, firstMin, lastMin int64, wall func(mono.Time) time.Time) (b Baseline, busy int, ok bool) {
 	if s.mins == nil {
 		return b, 0, false
 	}
@@ -251,7 +250,7 @@ func (s *series) baseline(name string, firstMin, lastMin int64) (b Baseline, bus
 	}
 	b.Resource = name
 	if b.PeakQPS > 0 {
-		b.PeakAt = time.Unix(0, int64(mono.FromMillis(peakSec*1000)))
+		b.PeakAt = wall(mono.FromMillis(peakSec * 1000))
 	}
 	if errCalls > 0 {
 		b.PeakErrorRatio = float64(errFailed) / float64(errCalls)
