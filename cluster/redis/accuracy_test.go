@@ -68,7 +68,7 @@ func accuracyGlobal(t *testing.T, client func() goredis.UniversalClient) {
 	measureSeconds(t, 5, 200, ts...)
 	tr.stop()
 	for i, in := range ins {
-		st := in.ts.Status()
+		st := in.ts.Health()
 		t.Logf("instance %d: %+v", i, st)
 		assert.True(t, st.Healthy)
 		assert.Zero(t, st.Fallbacks)
@@ -115,11 +115,11 @@ func TestAccuracyAverageLocal(t *testing.T) {
 	t.Logf("adapted %v after the fourth instance was cut off", time.Since(died).Round(100*time.Millisecond))
 	measureSeconds(t, 2, 150, rest...)
 	for i, in := range ins[:3] {
-		st := in.ts.Status()
+		st := in.ts.Health()
 		t.Logf("instance %d: %+v", i, st)
 		assert.Zero(t, st.Fallbacks)
 	}
-	st := dying.ts.Status()
+	st := dying.ts.Health()
 	t.Logf("instance cut off: %+v", st)
 	assert.False(t, st.Healthy, "the instance cut off sees Redis failing")
 }

@@ -69,17 +69,17 @@ func (r *faultRig) checkCluster(t *testing.T) {
 
 func (r *faultRig) waitFailing(t *testing.T) {
 	t.Helper()
-	require.Eventually(t, func() bool { return !r.in.ts.Status().Healthy }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return !r.in.ts.Health().Healthy }, 5*time.Second, time.Millisecond)
 }
 
 // waitRecovered measures how long after from the service is healthy again
 // and holds a lease: at most a second.
 func (r *faultRig) waitRecovered(t *testing.T, from time.Time) {
 	t.Helper()
-	f0 := r.in.ts.Status().Fetches
+	f0 := r.in.ts.Health().Requests
 	require.Eventually(t, func() bool {
-		st := r.in.ts.Status()
-		return st.Healthy && st.Fetches > f0
+		st := r.in.ts.Health()
+		return st.Healthy && st.Requests > f0
 	}, time.Second, time.Millisecond, "cluster checks resume within a second of Redis answering")
 	t.Logf("recovered %v after Redis answered again", time.Since(from).Round(time.Millisecond))
 }
@@ -108,7 +108,7 @@ func TestRedisPaused(t *testing.T) {
 	r.waitRecovered(t, time.Now())
 	r.checkCluster(t)
 	r.checkWaits(t)
-	t.Logf("status: %+v", r.in.ts.Status())
+	t.Logf("status: %+v", r.in.ts.Health())
 }
 
 func TestRedisKilledAndRestarted(t *testing.T) {
@@ -124,7 +124,7 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 	r.waitRecovered(t, time.Now())
 	r.checkCluster(t)
 	r.checkWaits(t)
-	t.Logf("status: %+v", r.in.ts.Status())
+	t.Logf("status: %+v", r.in.ts.Health())
 }
 
 func TestRedisUnreachable(t *testing.T) {
@@ -137,7 +137,7 @@ func TestRedisUnreachable(t *testing.T) {
 		r.waitFailing(t)
 		r.checkFallback(t)
 		r.checkWaits(t)
-		st := r.in.ts.Status()
+		st := r.in.ts.Health()
 		t.Logf("status: %+v", st)
 		assert.Error(t, st.Err)
 	})
@@ -147,6 +147,6 @@ func TestRedisUnreachable(t *testing.T) {
 		r.waitFailing(t)
 		r.checkFallback(t)
 		r.checkWaits(t)
-		t.Logf("status: %+v", r.in.ts.Status())
+		t.Logf("status: %+v", r.in.ts.Health())
 	})
 }
