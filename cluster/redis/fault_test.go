@@ -2,7 +2,6 @@ package redis_test
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/cluster/redis"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
 // faultTimeout is the timeout of the fault tests: long enough that a
@@ -129,11 +129,7 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 
 func TestRedisUnreachable(t *testing.T) {
 	t.Run("refused", func(t *testing.T) {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addr := l.Addr().String()
-		require.NoError(t, l.Close()) // nothing listens there now
-		r := startFaultRig(t, addr)
+		r := startFaultRig(t, integration.RefusedAddr(t))
 		r.waitFailing(t)
 		r.checkFallback(t)
 		r.checkWaits(t)
