@@ -47,6 +47,7 @@ func TestAccuracyGlobal(t *testing.T) {
 // hash slot, so its script runs on one node.
 func TestAccuracyGlobalRedisCluster(t *testing.T) {
 	c := integration.StartRedisCluster(t)
+	t.Logf("redis cluster in %s mode at %v", c.Nodes[0].Mode(), c.Addrs())
 	accuracyGlobal(t, func() goredis.UniversalClient {
 		return goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: c.Addrs()})
 	})
