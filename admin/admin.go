@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bulwark-go/bulwark/cluster"
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/datasource"
@@ -183,6 +184,8 @@ type snapshot struct {
 	Rules       []kindRules `json:"rules"`
 	Datasources []dsStatus  `json:"datasources"`
 	Events      []event     `json:"events"`
+	// Cluster is the token service's health; absent without one.
+	Cluster *clusterHealth `json:"cluster,omitempty"`
 }
 
 func errString(err error) string {
@@ -233,6 +236,7 @@ func state(e *core.Engine, c *config) snapshot {
 			FromCache: d.FromCache, Missing: d.Missing, Err: errString(d.Err), Failures: d.Failures,
 			LastRead: d.LastRead, Watching: d.Watching, WatchErr: errString(d.WatchErr)})
 	}
+	s.Cluster = toCluster(st.Cluster)
 	evs := e.RuleEvents()
 	for i := len(evs) - 1; i >= 0; i-- { // newest first
 		ev := evs[i]
@@ -240,6 +244,24 @@ func state(e *core.Engine, c *config) snapshot {
 			Author: ev.Source.Author, Rejected: ev.Rejected, Rules: ev.Rules, Added: ev.Added, Removed: ev.Removed, Changed: ev.Changed, Errors: ev.Errors})
 	}
 	return s
+}
+
+// clusterHealth is cluster.Health as the page reads it.
+type clusterHealth struct {
+	Healthy   bool      `json:"healthy"`
+	Since     time.Time `json:"since"`
+	Failures  int       `json:"failures"`
+	Err       string    `json:"err,omitempty"`
+	Requests  uint64    `json:"requests"`
+	Fallbacks uint64    `json:"fallbacks"`
+}
+
+func toCluster(h *cluster.Health) *clusterHealth {
+	if h == nil {
+		return nil
+	}
+	return &clusterHealth{Healthy: h.Healthy, Since: h.Since, Failures: h.Failures, Err: errString(h.Err),
+		Requests: h.Requests, Fallbacks: h.Fallbacks}
 }
 
 func rules[R any](r ...R) []R { return r }

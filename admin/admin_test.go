@@ -9,14 +9,18 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/bulwark-go/bulwark/admin"
+	"github.com/bulwark-go/bulwark/cluster/redis"
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -144,4 +148,46 @@ func TestHandlerShowsShadowBlocks(t *testing.T) {
 	require.Len(t, st.Resources, 1)
 	assert.Zero(t, st.Resources[0].Second.Blocked)
 	assert.Equal(t, map[string]int64{"flow": 3}, st.Resources[0].Second.ShadowBlocked)
+}
+
+// TestHandlerShowsClusterHealth: the health of a Redis token service whose
+// Redis refuses connections; without a token service there is none.
+func TestHandlerShowsClusterHealth(t *testing.T) {
+	plain := core.NewEngine()
+	defer plain.Close()
+	srv := httptest.NewServer(admin.Handler(plain))
+	defer srv.Close()
+	_, body := get(t, srv.URL+"/api/state")
+	assert.NotContains(t, string(body), `"cluster"`)
+
+	client := goredis.NewClient(&goredis.Options{Addr: integration.RefusedAddr(t), MaxRetries: -1})
+	defer client.Close()
+	ts := redis.New(client, redis.WithTimeout(time.Minute)) // the refusal, not the timeout, is the error
+	defer ts.Close()
+	e := core.NewEngine(core.WithTokenService(ts))
+	defer e.Close()
+	require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "r", Count: 10, ClusterMode: true,
+		ClusterConfig: flow.ClusterConfig{FlowID: 1, ThresholdType: 1, FallbackToLocalWhenFail: true}}}))
+	require.Zero(t, drive(e, "r", 1), "the local fallback admits")
+	srv2 := httptest.NewServer(admin.Handler(e))
+	defer srv2.Close()
+	_, body = get(t, srv2.URL+"/api/state")
+	var st struct {
+		Cluster *struct {
+			Healthy             bool
+			Since               time.Time
+			Failures            int
+			Err                 string
+			Requests, Fallbacks uint64
+		}
+	}
+	require.NoError(t, json.Unmarshal(body, &st), string(body))
+	require.NotNil(t, st.Cluster, string(body))
+	c := st.Cluster
+	assert.False(t, c.Healthy)
+	assert.False(t, c.Since.IsZero())
+	assert.Positive(t, c.Failures)
+	assert.Contains(t, c.Err, "connection refused")
+	assert.Equal(t, uint64(1), c.Requests)
+	assert.Equal(t, uint64(1), c.Fallbacks)
 }

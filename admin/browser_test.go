@@ -13,15 +13,18 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/admin"
+	"github.com/bulwark-go/bulwark/cluster/redis"
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/file"
+	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
 // chromium returns the path of Debian's chromium. Without it the test is
@@ -72,10 +75,17 @@ func TestPageInChromium(t *testing.T) {
 
 	dir := t.TempDir()
 	rulesPath := filepath.Join(dir, "flow-rules.json")
-	// GET /items has a shadow rule: its would-be blocks show, it blocks nothing.
-	const items = `{"resource":"GET /items","count":5,"shadow":true}`
+	// GET /items has a shadow rule: its would-be blocks show, it blocks
+	// nothing. GET /cart has a cluster rule, whose token service's Redis
+	// refuses connections: the page shows it failing.
+	const items = `{"resource":"GET /items","count":5,"shadow":true},` +
+		`{"resource":"GET /cart","count":100,"clusterMode":true,"clusterConfig":{"flowId":1,"thresholdType":1}}`
 	require.NoError(t, os.WriteFile(rulesPath, []byte(`[{"resource":"GET /orders","count":20},`+items+`]`), 0o600))
-	e := core.NewEngine()
+	client := goredis.NewClient(&goredis.Options{Addr: integration.RefusedAddr(t), MaxRetries: -1})
+	defer client.Close()
+	ts := redis.New(client)
+	defer ts.Close()
+	e := core.NewEngine(core.WithTokenService(ts))
 	defer e.Close()
 	ds := datasource.NewReadable(file.New(rulesPath), converter.FlowRules(), datasource.WithName("flow-rules.json"))
 	e.Flow().Register(ds.Property())
@@ -106,6 +116,9 @@ func TestPageInChromium(t *testing.T) {
 					en.Exit()
 				}
 				if en, err := e.Enter(bg, "GET /items"); err == nil {
+					en.Exit()
+				}
+				if en, err := e.Enter(bg, "GET /cart"); err == nil {
 					en.Exit()
 				}
 				if i == 0 {
@@ -174,6 +187,14 @@ func TestPageInChromium(t *testing.T) {
 	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('#datasources td')].some(td => td.textContent === 'flow-rules.json')`,
 		chromedp.WithPollingTimeout(10*time.Second)))
 	require.NoError(t, err, "the datasource never showed")
+
+	clusterText, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => {
+		const c = document.getElementById('cluster');
+		return !document.getElementById('cluster-section').hidden && /fallbacks/.test(c.textContent) ? c.textContent : false;
+	})()`, chromedp.WithPollingTimeout(10*time.Second)))
+	require.NoError(t, err, "the token service's health never showed")
+	assert.Contains(t, clusterText, "token service failing since")
+	assert.Contains(t, clusterText, "cluster rules fall back")
 
 	// Let the sparklines draw a few seconds, then keep a screenshot.
 	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`(() => {

@@ -16,8 +16,10 @@
 // RT and concurrency, each with a 60-second sparkline), the circuit
 // breakers and their states, the system figures, the rules in force per
 // kind with the source and revision they came from, each datasource's
-// Status, the recent rule-change events with their diffs, and the rules
-// suggested from each resource's baseline (see below). Everything it
+// Status, the token service's health when the engine has one (cluster
+// rules: healthy or failing since when and why, requests, fallbacks), the
+// recent rule-change events with their diffs, and the rules suggested from
+// each resource's baseline (see below). Everything it
 // needs is embedded (no CDN: it works offline); it is readable on a phone;
 // it changes nothing (any method but GET and HEAD is refused). It reads the
 // engine through [core.Engine.Stats], [core.Engine.History],

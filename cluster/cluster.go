@@ -73,3 +73,27 @@ func (s Status) String() string {
 	}
 	return fmt.Sprintf("Status(%d)", int(s))
 }
+
+// Health is the state of a token service's backend. A TokenService that
+// has a method
+//
+//	Health() cluster.Health
+//
+// (cluster/redis's has) reports it through the engine's statistics
+// (core.Stats.Cluster), and so to its metrics and live page.
+type Health struct {
+	// Healthy is false while the backend is failing: entries that need it
+	// get Fail (their rule's fallback), without asking it while the
+	// service backs off.
+	Healthy bool
+	// Err is the last failure while not Healthy.
+	Err error
+	// Since is when Healthy last changed (zero if it never did).
+	Since time.Time
+	// Failures counts the consecutive failed requests to the backend.
+	Failures int
+	// Requests counts the requests sent to the backend (cluster/redis:
+	// the leases asked of Redis); Fallbacks the entries answered Fail.
+	// Both only grow.
+	Requests, Fallbacks uint64
+}

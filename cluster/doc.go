@@ -22,5 +22,18 @@
 //     count times the number of live instances of the flow.
 //   - FallbackToLocalWhenFail: see above.
 //
+// A shadow cluster rule (flow.Rule.Shadow) asks for tokens like any
+// cluster rule, so it needs a FlowID of its own: its budget then counts,
+// across every instance, exactly what it would have admitted, and its
+// shadow blocks are what it would have blocked. Sharing the FlowID of an
+// enforcing rule would spend that rule's budget; the engine rejects a
+// rule list where a shadow cluster rule does (instances with different
+// lists are beyond its sight: give shadow rules FlowIDs no enforcing rule
+// uses anywhere).
+//
+// A service may report the health of its backend with a method
+// Health() [Health]; the engine's statistics, metrics and live page show
+// it.
+//
 // Package cluster/redis implements the service on Redis.
 package cluster

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bulwark-go/bulwark/cluster"
+	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
 )
 
@@ -41,4 +42,24 @@ func Example() {
 	// ok
 	// ok
 	// blocked
+}
+
+// reporting is a token service that also reports its backend's health,
+// as cluster/redis's does.
+type reporting struct{ fixed }
+
+func (r *reporting) Health() cluster.Health {
+	return cluster.Health{Healthy: true, Requests: 12}
+}
+
+// An engine reports the health of its token service in its statistics,
+// which package metrics/bulwarkprom exports and package admin shows.
+func ExampleHealth() {
+	e := core.NewEngine(core.WithTokenService(&reporting{fixed{n: 10}}))
+	defer e.Close()
+	if h := e.Stats().Cluster; h != nil {
+		fmt.Printf("healthy: %v, requests: %d, fallbacks: %d\n", h.Healthy, h.Requests, h.Fallbacks)
+	}
+	// Output:
+	// healthy: true, requests: 12, fallbacks: 0
 }

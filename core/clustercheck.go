@@ -3,6 +3,7 @@ package core
 import (
 	"github.com/bulwark-go/bulwark/cluster"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/rule"
 	"github.com/bulwark-go/bulwark/internal/flowcontrol"
 	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/stat"
@@ -18,7 +19,8 @@ import (
 //
 // Without the option, or with a nil ts, cluster rules are checked as if
 // the service had failed: locally when they fall back, not at all
-// otherwise. The engine does not close ts.
+// otherwise. The engine does not close ts. When ts has a method
+// Health() cluster.Health, [Engine.Stats] reports it (Stats.Cluster).
 func WithTokenService(ts cluster.TokenService) Option {
 	return func(cfg *config) { cfg.tokens = ts }
 }
@@ -37,6 +39,54 @@ func (e *Engine) budgetFor(r flow.Rule) cluster.Budget {
 		return nil
 	}
 	return e.tokens.Budget(r)
+}
+
+// clusterHealth returns the health of the engine's token service, nil
+// when it has none or the service does not report one.
+func (e *Engine) clusterHealth() *cluster.Health {
+	hr, ok := e.tokens.(interface{ Health() cluster.Health })
+	if !ok {
+		return nil
+	}
+	h := hr.Health()
+	return &h
+}
+
+// shadowSharingBudget finds each shadow cluster rule whose FlowID an
+// enforcing cluster rule of the same list names too: asking for tokens, it
+// would spend the enforcing rule's budget (across every instance), so that
+// the enforcing rule admits less than its count. A shadow cluster rule
+// needs a FlowID of its own.
+func shadowSharingBudget(rules []flow.Rule, valid []bool) map[int]error {
+	var enforcing map[int64]int // FlowID → the first enforcing cluster rule naming it
+	for i, r := range rules {
+		if !valid[i] || !r.ClusterMode || r.Shadow {
+			continue
+		}
+		if enforcing == nil {
+			enforcing = map[int64]int{}
+		}
+		if _, ok := enforcing[r.ClusterConfig.FlowID]; !ok {
+			enforcing[r.ClusterConfig.FlowID] = i
+		}
+	}
+	var out map[int]error
+	for i, r := range rules {
+		if !valid[i] || !r.ClusterMode || !r.Shadow {
+			continue
+		}
+		id := r.ClusterConfig.FlowID
+		j, ok := enforcing[id]
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = map[int]error{}
+		}
+		out[i] = rule.Errorf("clusterConfig.flowId", "shadow cluster rule shares flowId %d with enforcing cluster rule rules[%d] (%q) "+
+			"and would spend its budget; give the shadow rule a flowId of its own", id, j, rules[j].Resource)
+	}
+	return out
 }
 
 // releaseBudgets releases the budgets of prev's cluster rules that the new

@@ -170,3 +170,94 @@ func TestClusterRuleCancelledWait(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
 }
+
+// reporting is a token service that reports a health, as cluster/redis's
+// does.
+type reporting struct {
+	*scripted
+	health cluster.Health
+}
+
+func (r *reporting) Health() cluster.Health { return r.health }
+
+func TestClusterHealthInStats(t *testing.T) {
+	plain := core.NewEngine()
+	defer plain.Close()
+	assert.Nil(t, plain.Stats().Cluster, "no token service")
+
+	silent := core.NewEngine(core.WithTokenService(newScripted()))
+	defer silent.Close()
+	assert.Nil(t, silent.Stats().Cluster, "a service without Health")
+
+	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	h := cluster.Health{Err: errors.New("cluster/redis: dial tcp: refused"), Since: since, Failures: 3, Requests: 7, Fallbacks: 12}
+	e := core.NewEngine(core.WithTokenService(&reporting{scripted: newScripted(), health: h}))
+	defer e.Close()
+	got := e.Stats().Cluster
+	require.NotNil(t, got)
+	assert.Equal(t, h, *got)
+}
+
+// A shadow cluster rule sharing the flowId of an enforcing cluster rule
+// would spend its budget: the list is rejected, naming the shadow rule
+// and the flowId; with a flowId of its own it is accepted.
+func TestShadowClusterRuleNeedsItsOwnFlowID(t *testing.T) {
+	ts := newScripted()
+	e := core.NewEngine(core.WithTokenService(ts))
+	defer e.Close()
+	enforcing := clusterFlow("GET /orders", 7, 100, true)
+	shadow := clusterFlow("GET /orders", 7, 50, true)
+	shadow.Shadow = true
+
+	err := e.Flow().Load([]flow.Rule{{Resource: "local", Count: 1}, enforcing, shadow})
+	require.ErrorIs(t, err, core.ErrInvalidRules)
+	var verr *core.ValidationError
+	require.ErrorAs(t, err, &verr)
+	require.Len(t, verr.Rules, 1)
+	assert.Equal(t, 2, verr.Rules[0].Index)
+	assert.Equal(t, `rules[2].clusterConfig.flowId: shadow cluster rule shares flowId 7 with enforcing cluster rule rules[1] ("GET /orders") `+
+		`and would spend its budget; give the shadow rule a flowId of its own`, verr.Rules[0].Error())
+	assert.Empty(t, e.Flow().Rules(), "nothing applied")
+	assert.Empty(t, ts.budgets, "no budget asked for")
+	evs := e.RuleEvents()
+	require.Len(t, evs, 1)
+	assert.True(t, evs[0].Rejected)
+	assert.Equal(t, []string{verr.Rules[0].Error()}, evs[0].Errors)
+
+	// The order does not matter, and a rule's own problems come first in
+	// list order.
+	bad := flow.Rule{Resource: "x", Count: -1}
+	err = e.Flow().Load([]flow.Rule{shadow, bad, enforcing})
+	require.ErrorAs(t, err, &verr)
+	require.Len(t, verr.Rules, 2)
+	assert.Equal(t, 0, verr.Rules[0].Index)
+	assert.Contains(t, verr.Rules[0].Error(), "enforcing cluster rule rules[2]")
+	assert.Equal(t, 1, verr.Rules[1].Index)
+
+	// Lenient: the shadow rule is skipped, the rest applies.
+	e.Flow().SetLenient(true)
+	err = e.Flow().Load([]flow.Rule{enforcing, shadow})
+	require.ErrorAs(t, err, &verr)
+	assert.True(t, verr.Applied)
+	assert.Equal(t, []flow.Rule{enforcing.WithDefaults()}, e.Flow().Rules())
+	e.Flow().SetLenient(false)
+
+	// Its own flowId, shared with another shadow rule or not; a local
+	// shadow rule; an enforcing rule that fails its own validation does not
+	// count.
+	own := shadow
+	own.ClusterConfig.FlowID = 8
+	other := own
+	other.Resource = "GET /items"
+	localShadow := flow.Rule{Resource: "GET /orders", Count: 1, Shadow: true}
+	require.NoError(t, e.Flow().Load([]flow.Rule{enforcing, own, other, localShadow}))
+	assert.Len(t, e.Flow().Rules(), 4)
+	invalid := enforcing
+	invalid.Count = -1
+	e.Flow().SetLenient(true)
+	err = e.Flow().Load([]flow.Rule{invalid, shadow})
+	require.ErrorAs(t, err, &verr)
+	require.Len(t, verr.Rules, 1)
+	assert.Equal(t, 0, verr.Rules[0].Index)
+	assert.Equal(t, []flow.Rule{shadow.WithDefaults()}, e.Flow().Rules())
+}

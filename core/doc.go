@@ -45,11 +45,20 @@
 // rule and an enforcing one may share a resource, to try a new threshold
 // beside the old; clearing Shadow is a rule change like any other.
 //
+// A shadow cluster flow rule asks its flow's budget for tokens like an
+// enforcing one, so it needs a ClusterConfig.FlowID of its own: its budget
+// then admits what the rule would admit across every instance, and its
+// shadow blocks are what it would have blocked. A list in which a shadow
+// cluster rule names the FlowID of an enforcing cluster rule is invalid
+// (the shadow rule would spend the enforcing rule's budget): Load rejects
+// it, naming the shadow rule's index and the FlowID.
+//
 // # Observing
 //
 // [Engine.Stats] reads what the engine measures (per resource the sliding
 // second, the last minute and totals, blocks by kind; breakers; system
-// figures; rules per kind and their source) and [Engine.History] the last
+// figures; rules per kind and their source; the token service's health)
+// and [Engine.History] the last
 // 60 seconds of one resource; neither blocks an entry. Every change of
 // rules, and every rejected one, is a [RuleEvent]: logged, delivered to
 // [Engine.OnRuleEvent] and kept ([Engine.RuleEvents]). Packages

@@ -21,6 +21,8 @@ var flowKind = kind[flow.Rule]{
 	resource: func(r flow.Rule) string { return r.Resource },
 	rules:    func(t *table) []flow.Rule { return t.flowRules },
 	install:  installFlow,
+	// A shadow cluster rule must not spend an enforcing rule's budget.
+	conflicts: shadowSharingBudget,
 }
 
 // flowSet is the compiled flow rules of one resource, in checking order:

@@ -115,6 +115,11 @@ type kind[R any] struct {
 	// install compiles rules into next, reusing the state of equal rules in
 	// prev.
 	install func(e *Engine, next, prev *table, rules []R)
+	// conflicts, when set, checks the rules of a list against each other:
+	// it returns, by index, the problem of each rule that may not stand
+	// beside the others. Rules with valid[i] false failed their own
+	// validation and are left out.
+	conflicts func(rules []R, valid []bool) map[int]error
 }
 
 // RuleManager holds one kind of rules of an [Engine]. Load swaps a whole
@@ -243,6 +248,9 @@ func (m *RuleManager[R]) check(given []R) ([]R, *ValidationError) {
 			bad = append(bad, RuleError{Index: i, Rule: r, Err: err})
 		}
 	}
+	if m.k.conflicts != nil {
+		bad = m.addConflicts(given, rules, bad)
+	}
 	if len(bad) == 0 {
 		return rules, nil
 	}
@@ -261,6 +269,27 @@ func (m *RuleManager[R]) check(given []R) ([]R, *ValidationError) {
 		valid = append(valid, r)
 	}
 	return valid, verr
+}
+
+// addConflicts adds to bad, the rules that failed their own validation,
+// the rules that conflict with others of the list, in list order.
+func (m *RuleManager[R]) addConflicts(given, rules []R, bad []RuleError) []RuleError {
+	valid := make([]bool, len(rules))
+	for i := range valid {
+		valid[i] = true
+	}
+	for _, b := range bad {
+		valid[b.Index] = false
+	}
+	conflicts := m.k.conflicts(rules, valid)
+	if len(conflicts) == 0 {
+		return bad
+	}
+	for i, err := range conflicts {
+		bad = append(bad, RuleError{Index: i, Rule: given[i], Err: err})
+	}
+	slices.SortFunc(bad, func(a, b RuleError) int { return a.Index - b.Index })
+	return bad
 }
 
 // notify emits the rule event of the swap from prev to next, of rules from

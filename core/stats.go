@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bulwark-go/bulwark/cluster"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/stat"
@@ -103,6 +104,10 @@ type Stats struct {
 	// Rules describes the rules in force, per kind, in the order flow,
 	// circuitbreaker, system, authority, hotspot.
 	Rules []RuleStats
+	// Cluster is the health of the engine's token service
+	// (WithTokenService) when the service reports one (a method
+	// Health() cluster.Health, as cluster/redis's has); nil otherwise.
+	Cluster *cluster.Health
 }
 
 // Stats returns the engine's statistics: per resource the last second,
@@ -141,6 +146,7 @@ func (e *Engine) Stats() Stats {
 		CPUUsage: math.Float64frombits(e.sys.cpu.Load()),
 		Inbound:  o.inbound.stats("", now),
 	}
+	st.Cluster = e.clusterHealth()
 	return st
 }
 

@@ -47,6 +47,7 @@ func TestAccuracyGlobal(t *testing.T) {
 // hash slot, so its script runs on one node.
 func TestAccuracyGlobalRedisCluster(t *testing.T) {
 	c := integration.StartRedisCluster(t)
+	t.Logf("redis cluster in %s mode at %v", c.Nodes[0].Mode(), c.Addrs())
 	accuracyGlobal(t, func() goredis.UniversalClient {
 		return goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: c.Addrs()})
 	})
@@ -68,7 +69,7 @@ func accuracyGlobal(t *testing.T, client func() goredis.UniversalClient) {
 	measureSeconds(t, 5, 200, ts...)
 	tr.stop()
 	for i, in := range ins {
-		st := in.ts.Status()
+		st := in.ts.Health()
 		t.Logf("instance %d: %+v", i, st)
 		assert.True(t, st.Healthy)
 		assert.Zero(t, st.Fallbacks)
@@ -115,11 +116,11 @@ func TestAccuracyAverageLocal(t *testing.T) {
 	t.Logf("adapted %v after the fourth instance was cut off", time.Since(died).Round(100*time.Millisecond))
 	measureSeconds(t, 2, 150, rest...)
 	for i, in := range ins[:3] {
-		st := in.ts.Status()
+		st := in.ts.Health()
 		t.Logf("instance %d: %+v", i, st)
 		assert.Zero(t, st.Fallbacks)
 	}
-	st := dying.ts.Status()
+	st := dying.ts.Health()
 	t.Logf("instance cut off: %+v", st)
 	assert.False(t, st.Healthy, "the instance cut off sees Redis failing")
 }

@@ -58,7 +58,7 @@ func BenchmarkEnterExit(b *testing.B) {
 			})
 		})
 	}
-	if st := ts.Status(); st.Fallbacks > 0 {
+	if st := ts.Health(); st.Fallbacks > 0 {
 		b.Fatalf("cluster entries fell back: %+v", st)
 	}
 }
@@ -123,7 +123,7 @@ func TestCost(t *testing.T) {
 			admitted := sumPassed(sec, cl...) + sumPassed(sec+1, cl...) + sumPassed(sec+2, cl...)
 			tr.stop()
 			for _, in := range ins {
-				assert.Zero(t, in.ts.Status().Fallbacks)
+				assert.Zero(t, in.ts.Health().Fallbacks)
 			}
 			perK := float64(after-before) * 1000 / float64(admitted)
 			batch := max(int(0.05*limit/4), 1)

@@ -78,8 +78,9 @@
 // to 500 ms; then the next entry that needs tokens asks again, so cluster
 // checks resume within about half a second of Redis answering (measured:
 // 2 to 7 ms after a 5 s pause ended, 6 to 64 ms after a killed Redis was
-// started again). [TokenService.Status] says whether Redis is failing, since when
-// and why.
+// started again). [TokenService.Health] says whether Redis is failing,
+// since when and why; an engine's statistics, metrics and live page show
+// it too.
 //
 // # Differences from Java's token server
 //

@@ -52,7 +52,7 @@ func TestWithCount(t *testing.T) {
 		assert.Equal(t, []bool{true, true, false, true, false}, got)
 		break
 	}
-	assert.Zero(t, in.ts.Status().Fallbacks)
+	assert.Zero(t, in.ts.Health().Fallbacks)
 }
 
 // A prioritized entry refused in this window takes a token of the next one
@@ -89,7 +89,7 @@ func TestPrioritized(t *testing.T) {
 		}
 		break
 	}
-	assert.Zero(t, in.ts.Status().Fallbacks)
+	assert.Zero(t, in.ts.Health().Fallbacks)
 }
 
 // A flow's keys carry the prefix and the flow id as a hash tag; services
@@ -153,5 +153,5 @@ func TestClosedServiceFallsBack(t *testing.T) {
 	}
 	// 2 per second, unless the five entries straddle a window boundary.
 	assert.True(t, n >= 2 && n <= 4, "fallback: the local check with the rule's count; admitted %d of 5", n)
-	assert.Equal(t, uint64(10), in.ts.Status().Fallbacks)
+	assert.Equal(t, uint64(10), in.ts.Health().Fallbacks)
 }

@@ -41,5 +41,5 @@ func Example() {
 		defer en.Exit()
 		// handle the call
 	}
-	fmt.Printf("redis healthy: %v\n", ts.Status().Healthy)
+	fmt.Printf("redis healthy: %v\n", ts.Health().Healthy)
 }

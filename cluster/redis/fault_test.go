@@ -2,7 +2,6 @@ package redis_test
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/cluster/redis"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
 // faultTimeout is the timeout of the fault tests: long enough that a
@@ -69,17 +69,17 @@ func (r *faultRig) checkCluster(t *testing.T) {
 
 func (r *faultRig) waitFailing(t *testing.T) {
 	t.Helper()
-	require.Eventually(t, func() bool { return !r.in.ts.Status().Healthy }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return !r.in.ts.Health().Healthy }, 5*time.Second, time.Millisecond)
 }
 
 // waitRecovered measures how long after from the service is healthy again
 // and holds a lease: at most a second.
 func (r *faultRig) waitRecovered(t *testing.T, from time.Time) {
 	t.Helper()
-	f0 := r.in.ts.Status().Fetches
+	f0 := r.in.ts.Health().Requests
 	require.Eventually(t, func() bool {
-		st := r.in.ts.Status()
-		return st.Healthy && st.Fetches > f0
+		st := r.in.ts.Health()
+		return st.Healthy && st.Requests > f0
 	}, time.Second, time.Millisecond, "cluster checks resume within a second of Redis answering")
 	t.Logf("recovered %v after Redis answered again", time.Since(from).Round(time.Millisecond))
 }
@@ -108,7 +108,7 @@ func TestRedisPaused(t *testing.T) {
 	r.waitRecovered(t, time.Now())
 	r.checkCluster(t)
 	r.checkWaits(t)
-	t.Logf("status: %+v", r.in.ts.Status())
+	t.Logf("status: %+v", r.in.ts.Health())
 }
 
 func TestRedisKilledAndRestarted(t *testing.T) {
@@ -124,20 +124,16 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 	r.waitRecovered(t, time.Now())
 	r.checkCluster(t)
 	r.checkWaits(t)
-	t.Logf("status: %+v", r.in.ts.Status())
+	t.Logf("status: %+v", r.in.ts.Health())
 }
 
 func TestRedisUnreachable(t *testing.T) {
 	t.Run("refused", func(t *testing.T) {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addr := l.Addr().String()
-		require.NoError(t, l.Close()) // nothing listens there now
-		r := startFaultRig(t, addr)
+		r := startFaultRig(t, integration.RefusedAddr(t))
 		r.waitFailing(t)
 		r.checkFallback(t)
 		r.checkWaits(t)
-		st := r.in.ts.Status()
+		st := r.in.ts.Health()
 		t.Logf("status: %+v", st)
 		assert.Error(t, st.Err)
 	})
@@ -147,6 +143,6 @@ func TestRedisUnreachable(t *testing.T) {
 		r.waitFailing(t)
 		r.checkFallback(t)
 		r.checkWaits(t)
-		t.Logf("status: %+v", r.in.ts.Status())
+		t.Logf("status: %+v", r.in.ts.Health())
 	})
 }

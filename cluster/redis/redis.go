@@ -144,33 +144,19 @@ func instanceID() string {
 	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// Status is the health of a [TokenService].
-type Status struct {
-	// Healthy is false while Redis is failing: entries that need Redis get
-	// cluster.Fail (their rule's fallback) without asking it, until the
-	// backoff lets one try again.
-	Healthy bool
-	// Err is the last failure while not Healthy.
-	Err error
-	// Since is when Healthy last changed (zero if it never did).
-	Since time.Time
-	// Failures counts the consecutive failed calls to Redis.
-	Failures int
-	// Fetches counts the leases asked of Redis; Fallbacks the entries
-	// answered cluster.Fail.
-	Fetches, Fallbacks uint64
-}
-
-// Status returns the service's health.
-func (s *TokenService) Status() Status {
+// Health returns the state of Redis as the service sees it: whether it is
+// failing, since when and why, and how often the service asked it and
+// fell back. An engine using the service reports it in its statistics
+// (core.Stats.Cluster).
+func (s *TokenService) Health() cluster.Health {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Status{Healthy: s.failures == 0, Since: s.since, Failures: s.failures,
-		Fetches: s.fetches.Load(), Fallbacks: s.fallbacks.Load()}
-	if !st.Healthy {
-		st.Err = s.lastErr
+	h := cluster.Health{Healthy: s.failures == 0, Since: s.since, Failures: s.failures,
+		Requests: s.fetches.Load(), Fallbacks: s.fallbacks.Load()}
+	if !h.Healthy {
+		h.Err = s.lastErr
 	}
-	return st
+	return h
 }
 
 // Close withdraws this instance's announcements (best effort) and stops the

@@ -49,7 +49,7 @@ func warm(t *testing.T, ins ...*instance) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		for _, in := range ins {
-			if in.ts.Status().Fetches == 0 {
+			if in.ts.Health().Requests == 0 {
 				return false
 			}
 		}

@@ -35,6 +35,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/bulwark-go/bulwark/cluster"
 	"github.com/bulwark-go/bulwark/cluster/redis"
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
@@ -115,7 +116,7 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, c config) error {
 		for due := int(time.Since(start).Seconds() * c.rate); sent < due; sent++ {
 			now := time.Now()
 			if s := now.Unix(); s != sec {
-				st := ts.Status()
+				st := ts.Health()
 				report(out, sec, admitted, offered, st, st.Fallbacks-fellBack)
 				sec, admitted, offered, fellBack = s, 0, 0, st.Fallbacks
 			}
@@ -131,7 +132,7 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, c config) error {
 // report prints one second: admitted and offered entries, and whether the
 // entries fell back to the local limit (Redis failing, or slower than the
 // token service's timeout).
-func report(out io.Writer, sec int64, admitted, offered int, st redis.Status, fellBack uint64) {
+func report(out io.Writer, sec int64, admitted, offered int, st cluster.Health, fellBack uint64) {
 	health := "redis healthy"
 	if !st.Healthy {
 		health = fmt.Sprintf("redis failing since %s: %v", st.Since.Format(time.TimeOnly), st.Err)

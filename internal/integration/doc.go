@@ -42,10 +42,12 @@
 //
 // # Redis Cluster
 //
-// [StartRedisCluster] starts three redis-server processes as a Redis Cluster of three
-// masters (redis-cli --cluster create) and returns their addresses for a go-redis
-// ClusterClient; each node is a [Server] with its own controls. It runs local processes
-// in every mode (no container image yet), so it needs redis-server and redis-cli.
+// [StartRedisCluster] starts three Redis servers as a Redis Cluster of three masters and
+// returns their addresses for a go-redis ClusterClient; each node is a [Server] with its
+// own controls. Local mode runs three redis-server processes. Docker mode runs the three
+// in one container of BULWARK_IT_IMAGE_REDIS, each publishing its port on the same port
+// of 127.0.0.1 and announcing 127.0.0.1, so that the addresses the cluster hands out are
+// reachable from the test; a node's controls signal its process in the container.
 //
 // # Cutting one client off
 //

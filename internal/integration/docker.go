@@ -97,20 +97,41 @@ type containerBackend struct {
 	c    *testcontainers.DockerContainer
 }
 
-// startContainer starts the container and waits until its server is ready. It skips the
-// test when Docker or the image is not available.
+// startContainer starts the container with spec.port published on a free port of
+// 127.0.0.1 and waits until its server is ready. It skips the test when Docker or the
+// image is not available.
 func startContainer(t testing.TB, spec containerSpec) (*containerBackend, string) {
 	t.Helper()
-	cli, err := dockerClient()
-	if err != nil {
-		unavailable(t, "%s in docker mode: %v; start a Docker daemon or set %s=local", spec.kind, err, EnvMode)
-	}
 	hostPort, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", hostPort)
-	ctrPort := network.MustParsePort(fmt.Sprintf("%d/tcp", spec.port))
+	b, err := runContainer(t, spec, addr, map[int]int{spec.port: hostPort})
+	if err != nil {
+		t.Fatalf("start %s: %v", spec.kind, err)
+	}
+	return b, addr
+}
+
+// runContainer starts a container publishing each container port of publish on its host
+// port of 127.0.0.1 (fixed, so addresses survive stop and start), and waits until
+// spec.ready answers for addr. It skips the test when Docker or the image is not
+// available; any other failure is returned, with the container's log tail, after the
+// container was removed.
+func runContainer(t testing.TB, spec containerSpec, addr string, publish map[int]int) (*containerBackend, error) {
+	t.Helper()
+	cli, err := dockerClient()
+	if err != nil {
+		unavailable(t, "%s in docker mode: %v; start a Docker daemon or set %s=local", spec.kind, err, EnvMode)
+	}
+	bindings := network.PortMap{}
+	var exposed []string
+	for ctrPort, hostPort := range publish {
+		p := network.MustParsePort(fmt.Sprintf("%d/tcp", ctrPort))
+		exposed = append(exposed, p.String())
+		bindings[p] = []network.PortBinding{{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(hostPort)}}
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
@@ -118,12 +139,11 @@ func startContainer(t testing.TB, spec containerSpec) (*containerBackend, string
 		ContainerRequest: testcontainers.ContainerRequest{
 			Image:        spec.image,
 			Entrypoint:   spec.entrypoint,
-			ExposedPorts: []string{ctrPort.String()},
+			ExposedPorts: exposed,
 			Files:        spec.files,
 			Labels:       map[string]string{labelKind: spec.kind, labelPID: strconv.Itoa(os.Getpid())},
 			HostConfigModifier: func(hc *container.HostConfig) {
-				// A fixed host port on loopback: the address survives stop and start.
-				hc.PortBindings = network.PortMap{ctrPort: {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(hostPort)}}}
+				hc.PortBindings = bindings
 			},
 		},
 		Started: true,
@@ -134,21 +154,29 @@ func startContainer(t testing.TB, spec containerSpec) (*containerBackend, string
 	c, _ := ctr.(*testcontainers.DockerContainer)
 	if err != nil {
 		if c != nil {
-			b := &containerBackend{spec: spec, addr: addr, cli: cli, c: c}
-			failStart(t, spec.kind, b, err)
+			return nil, closeFailed(&containerBackend{spec: spec, addr: addr, cli: cli, c: c}, err)
 		}
 		if !present {
 			unavailable(t, "%s in docker mode: image %s is not present and could not be pulled: %v; "+
 				"build a local image with .ci/image.sh and set %s=bulwark-it:bookworm, or set %s=local",
 				spec.kind, spec.image, err, spec.imageEnv, EnvMode)
 		}
-		t.Fatalf("start %s container from %s: %v", spec.kind, spec.image, err)
+		return nil, fmt.Errorf("container from %s: %w", spec.image, err)
 	}
 	b := &containerBackend{spec: spec, addr: addr, cli: cli, c: c}
 	if err := b.waitReady(ctx); err != nil {
-		failStart(t, spec.kind, b, err)
+		return nil, closeFailed(b, err)
 	}
-	return b, addr
+	return b, nil
+}
+
+// closeFailed removes a container that failed to start and returns err with its log tail.
+func closeFailed(b *containerBackend, err error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tail := b.logTail(ctx, 60)
+	_ = b.close(ctx)
+	return fmt.Errorf("%w\nserver log tail:\n%s", err, tail)
 }
 
 func (b *containerBackend) waitReady(ctx context.Context) error {

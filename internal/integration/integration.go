@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -327,6 +328,17 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// RefusedAddr returns an address on 127.0.0.1 where nothing listens (a port that was
+// free a moment ago): dialing it is refused at once, as with a server that is down.
+func RefusedAddr(t testing.TB) string {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
 
 // poll calls probe until it succeeds or ctx ends; it returns the last probe error.

@@ -70,6 +70,7 @@ func TestRedisACL(t *testing.T) {
 
 func TestRedisCluster(t *testing.T) {
 	c := StartRedisCluster(t)
+	t.Logf("redis cluster in %s mode at %v", c.Nodes[0].Mode(), c.Addrs())
 	require.Len(t, c.Addrs(), 3)
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 	defer client.Close()
@@ -87,4 +88,46 @@ func TestRedisCluster(t *testing.T) {
 		return err
 	}))
 	assert.Equal(t, int32(3), masters.Load(), "every master holds some of the keys")
+}
+
+// A node's controls act on that node only: paused, it answers nothing while the others
+// do; stopped, it refuses; started again, it rejoins and the cluster serves every slot.
+func TestRedisClusterNodeControls(t *testing.T) {
+	c := StartRedisCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	node := c.Nodes[1]
+	direct := newRedisClient(t, &redis.Options{Addr: node.Addr()})
+	other := newRedisClient(t, &redis.Options{Addr: c.Nodes[0].Addr()})
+	short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 500*time.Millisecond) }
+
+	require.NoError(t, node.Pause(ctx))
+	sc, scancel := short()
+	assert.Error(t, direct.Ping(sc).Err(), "a paused node answers nothing")
+	scancel()
+	require.NoError(t, other.Ping(ctx).Err(), "the other nodes run")
+	require.NoError(t, node.Resume(ctx))
+	require.NoError(t, direct.Ping(ctx).Err())
+
+	require.NoError(t, node.Stop(ctx))
+	sc, scancel = short()
+	assert.Error(t, direct.Ping(sc).Err(), "a stopped node refuses")
+	scancel()
+	require.NoError(t, other.Ping(ctx).Err())
+	require.NoError(t, node.Start(ctx))
+	require.NoError(t, direct.Ping(ctx).Err())
+
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), MaxRetries: -1})
+	defer client.Close()
+	require.Eventually(t, func() bool {
+		for i := range 30 {
+			sc, scancel := short()
+			err := client.Set(sc, fmt.Sprintf("k%d", i), i, 0).Err()
+			scancel()
+			if err != nil {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, 100*time.Millisecond, "the cluster serves every slot again")
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/bulwark-go/bulwark/cluster"
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/datasource"
@@ -53,7 +54,10 @@ var (
 	loadDesc      = desc("bulwark_system_load1", "One-minute load average the system rules see.")
 	cpuDesc       = desc("bulwark_system_cpu_usage_ratio", "CPU usage (0 to 1) the system rules see.")
 	inboundDesc   = desc("bulwark_system_inbound_qps", "Inbound entries admitted in the last second.")
-	allDescs      = []*prometheus.Desc{passedDesc, blockedDesc, shadowDesc, errorsDesc, rtDesc, concDesc, stateDesc, transDesc, rulesDesc, changesDesc, dsUpDesc, dsFailDesc, dsAppliedDesc, loadDesc, cpuDesc, inboundDesc}
+	clUpDesc      = desc("bulwark_cluster_up", "1 when the token service's backend answers, 0 while it fails and cluster rules fall back.")
+	clReqDesc     = desc("bulwark_cluster_requests_total", "Requests the token service sent to its backend (cluster/redis: leases asked of Redis).")
+	clFallDesc    = desc("bulwark_cluster_fallbacks_total", "Entries of cluster rules the token service could not answer in time (their rule's fallback applied).")
+	allDescs      = []*prometheus.Desc{passedDesc, blockedDesc, shadowDesc, errorsDesc, rtDesc, concDesc, stateDesc, transDesc, rulesDesc, changesDesc, dsUpDesc, dsFailDesc, dsAppliedDesc, loadDesc, cpuDesc, inboundDesc, clUpDesc, clReqDesc, clFallDesc}
 	blockKinds    = []core.BlockKind{core.BlockFlow, core.BlockCircuitBreaker, core.BlockSystem, core.BlockAuthority, core.BlockHotspot}
 	breakerStates = []circuitbreaker.State{circuitbreaker.Closed, circuitbreaker.Open, circuitbreaker.HalfOpen}
 )
@@ -140,6 +144,20 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(cpuDesc, st.System.CPUUsage)
 	}
 	gauge(inboundDesc, float64(st.System.Inbound.Second.Passed))
+	if h := st.Cluster; h != nil {
+		clusterHealth(h, gauge, counter)
+	}
+}
+
+// clusterHealth exports the health of the engine's token service.
+func clusterHealth(h *cluster.Health, gauge, counter func(*prometheus.Desc, float64, ...string)) {
+	up := 0.0
+	if h.Healthy {
+		up = 1
+	}
+	gauge(clUpDesc, up)
+	counter(clReqDesc, float64(h.Requests))
+	counter(clFallDesc, float64(h.Fallbacks))
 }
 
 // breakers exports the breakers per resource: a resource with several

@@ -55,7 +55,7 @@ func TestDashboardQueriesNameExportedMetrics(t *testing.T) {
 		require.Len(t, m, 2, d.String())
 		exported[m[1]] = true
 	}
-	require.Len(t, exported, 16)
+	require.Len(t, exported, 19)
 
 	metric := regexp.MustCompile(`\bbulwark_[a-z0-9_]+`)
 	shown := map[string]bool{}

@@ -1,5 +1,6 @@
 // Package bulwarkprom exports an engine's statistics, breaker states, rule
-// changes and datasource health as Prometheus metrics.
+// changes, datasource health and token service health as Prometheus
+// metrics.
 //
 // [NewCollector] returns a prometheus.Collector that the caller registers on
 // a registry of their own; the package registers nothing globally and
@@ -34,6 +35,15 @@
 //	bulwark_system_load1                              gauge (absent when no system rule needs it)
 //	bulwark_system_cpu_usage_ratio                    gauge, 0 to 1 (likewise)
 //	bulwark_system_inbound_qps                        gauge: inbound entries admitted, last second
+//	bulwark_cluster_up                                gauge: 1 when the token service's backend answers,
+//	                                                  0 while it fails and cluster rules fall back
+//	bulwark_cluster_requests_total                    counter: requests the token service sent to its
+//	                                                  backend (cluster/redis: leases asked of Redis)
+//	bulwark_cluster_fallbacks_total                   counter: entries of cluster rules the service could
+//	                                                  not answer in time (their rule's fallback applied)
+//
+// The bulwark_cluster_ metrics are there when the engine has a token service
+// that reports its health (core.Stats.Cluster; cluster/redis's does).
 //
 // Label cardinality is bounded by the engine's resource bound
 // (core.WithMaxResources). Datasources are exported when given with
