@@ -130,88 +130,53 @@ func (s *Server) TLS() *tls.Config {
 // connection refused until Start. Stopping a stopped server does nothing; a paused server
 // is resumed first.
 func (s *Server) Stop(ctx context.Context) error {
-	ctx, cancel := withDefaultTimeout(ctx, stopTimeout)
-	defer cancel()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch s.state {
-	case stateStopped:
-		return nil
-	case statePaused:
-		if err := s.b.resume(ctx); err != nil {
-			return fmt.Errorf("stop %s: resume first: %w", s.kind, err)
-		}
-		s.state = stateRunning
-	}
-	if err := s.b.stop(ctx); err != nil {
-		return fmt.Errorf("stop %s: %w", s.kind, err)
-	}
-	s.state = stateStopped
-	return nil
+	return s.move(ctx, "stop", stopTimeout, stateStopped, false)
 }
 
 // Start starts a stopped server again with its data on the same address and returns when
 // it serves requests. Starting a running server does nothing; a paused server is resumed.
 func (s *Server) Start(ctx context.Context) error {
-	ctx, cancel := withDefaultTimeout(ctx, startTimeout)
-	defer cancel()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch s.state {
-	case stateRunning:
-		return nil
-	case statePaused:
-		if err := s.b.resume(ctx); err != nil {
-			return fmt.Errorf("start %s: resume: %w", s.kind, err)
-		}
-		s.state = stateRunning
-		return nil
-	}
-	if err := s.b.start(ctx); err != nil {
-		return fmt.Errorf("start %s: %w", s.kind, err)
-	}
-	s.state = stateRunning
-	return nil
+	return s.move(ctx, "start", startTimeout, stateRunning, true)
 }
 
 // Pause freezes the server: connections stay open but nothing is answered, new
 // connections are not served, until Resume. Pausing a paused server does nothing; pausing
 // a stopped server is an error.
 func (s *Server) Pause(ctx context.Context) error {
-	ctx, cancel := withDefaultTimeout(ctx, stopTimeout)
-	defer cancel()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch s.state {
-	case statePaused:
-		return nil
-	case stateStopped:
-		return fmt.Errorf("pause %s: server is stopped", s.kind)
-	}
-	if err := s.b.pause(ctx); err != nil {
-		return fmt.Errorf("pause %s: %w", s.kind, err)
-	}
-	s.state = statePaused
-	return nil
+	return s.move(ctx, "pause", stopTimeout, statePaused, false)
 }
 
 // Resume lets a paused server run again. Resuming a running server does nothing; resuming
 // a stopped server is an error.
 func (s *Server) Resume(ctx context.Context) error {
-	ctx, cancel := withDefaultTimeout(ctx, stopTimeout)
+	return s.move(ctx, "resume", stopTimeout, stateRunning, false)
+}
+
+// move takes the server to state want, one backend step at a time (a
+// paused server is resumed before anything else); op names the step in
+// errors. Only start may start a stopped server.
+func (s *Server) move(ctx context.Context, op string, timeout time.Duration, want state, start bool) error {
+	ctx, cancel := withDefaultTimeout(ctx, timeout)
 	defer cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch s.state {
-	case stateRunning:
-		return nil
-	case stateStopped:
-		return fmt.Errorf("resume %s: server is stopped", s.kind)
+	for s.state != want {
+		step, next := s.b.resume, stateRunning
+		switch {
+		case s.state == stateRunning && want == stateStopped:
+			step, next = s.b.stop, stateStopped
+		case s.state == stateRunning:
+			step, next = s.b.pause, statePaused
+		case s.state == stateStopped && !start:
+			return fmt.Errorf("%s %s: server is stopped", op, s.kind)
+		case s.state == stateStopped:
+			step = s.b.start
+		}
+		if err := step(ctx); err != nil {
+			return fmt.Errorf("%s %s: %w", op, s.kind, err)
+		}
+		s.state = next
 	}
-	if err := s.b.resume(ctx); err != nil {
-		return fmt.Errorf("resume %s: %w", s.kind, err)
-	}
-	s.state = stateRunning
 	return nil
 }
 
