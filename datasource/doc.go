@@ -178,7 +178,12 @@
 //
 // A backend that can keep overlays has a method Overlay(group string)
 // Source returning the Source of the overlay of group, with the same
-// client and options; WithOverlay uses it.
+// client and options; WithOverlay uses it. It may also have a method
+// Overlays(ctx) ([]string, error) returning, sorted, the groups whose
+// overlay exists (tools list them with it): only names that are exactly
+// an overlay's, with a group WithOverlay accepts; an error wrapping
+// errors.ErrUnsupported when the server cannot list them. Every backend of
+// this module has one, and says how it lists.
 //
 // A backend may also have a method Delete(ctx, expectRevision string)
 // error. The framework does not need it; tools use it (removing a canary

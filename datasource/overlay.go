@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sync"
+
+	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
 )
 
 // overlayer is a Source that can name the overlay of a group (every
@@ -13,10 +14,6 @@ import (
 type overlayer interface {
 	Overlay(group string) Source
 }
-
-// validGroup is what a canary group may be called: it becomes part of a
-// key, a path or a dataId.
-var validGroup = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // overlaid is the Source a Readable made with WithOverlay reads: the
 // overlay's document while it exists, else the base's. Both are read each
@@ -33,7 +30,7 @@ type overlaid struct {
 // withOverlay returns src overlaid by the overlay of group, or a Source
 // whose every Read fails saying why it cannot be.
 func withOverlay(src Source, group string) Source {
-	if !validGroup.MatchString(group) {
+	if !overlay.ValidGroup(group) {
 		return broken{fmt.Errorf("datasource: overlay group %q: want 1 to 64 letters, digits, '-' or '_'", group)}
 	}
 	o, ok := src.(overlayer)

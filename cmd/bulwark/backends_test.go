@@ -64,6 +64,7 @@ func TestBackends(t *testing.T) {
 			t.Run("LargeHistory", func(t *testing.T) { testLargeHistory(t, url("large")) })
 			t.Run("Canary", func(t *testing.T) { testCanary(t, url("canary")) })
 			t.Run("PromoteConflict", func(t *testing.T) { testPromoteConflict(t, url("conflict")) })
+			t.Run("StatusLists", func(t *testing.T) { testStatusLists(t, url("status")) })
 			if srv != nil {
 				t.Run("Unresponsive", func(t *testing.T) { testUnresponsive(t, srv, url("paused")) })
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/bulwark-go/bulwark/datasource"
 )
@@ -14,6 +15,13 @@ import (
 // datasource.WithOverlay).
 type overlayer interface {
 	Overlay(group string) datasource.Source
+}
+
+// lister is a backend Source that lists the canary groups with an overlay
+// beside its document (every backend of this module; a Nacos-protocol
+// server only when it has config search).
+type lister interface {
+	Overlays(ctx context.Context) ([]string, error)
 }
 
 // deleter is a backend Source that removes its document with
@@ -66,4 +74,39 @@ func (c *center) remove(ctx context.Context, revision string) error {
 		return fail(exitUnreachable, fmt.Errorf("delete %s: %w", c.display, c.cause(ctx, err)))
 	}
 	return nil
+}
+
+// overlayGroups returns the canary groups with an overlay beside c's
+// document, sorted, as the center lists them. A center that cannot list
+// them (errors.ErrUnsupported: a Nacos-protocol server without config
+// search) is answered from the document's history: the groups that apply
+// --canary and abort recorded, which may no longer have an overlay (the
+// caller reads each), and note says what that leaves out.
+func (c *center) overlayGroups(ctx context.Context) (groups []string, note string, err error) {
+	l, ok := c.doc.(lister)
+	if !ok {
+		return nil, "", failf(exitUsage, "%s: %T cannot list its overlays; name them with --groups", c.display, c.doc)
+	}
+	lctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	groups, err = l.Overlays(lctx)
+	switch {
+	case err == nil:
+		return groups, "", nil
+	case !errors.Is(err, errors.ErrUnsupported):
+		return nil, "", fail(exitUnreachable, fmt.Errorf("list the overlays of %s: %w", c.display, c.cause(lctx, err)))
+	}
+	h, _, herr := readHistory(ctx, c)
+	if herr != nil {
+		return nil, "", herr
+	}
+	for _, en := range h.Entries {
+		if en.Overlay != "" && validGroup.MatchString(en.Overlay) {
+			groups = append(groups, en.Overlay)
+		}
+	}
+	slices.Sort(groups)
+	note = fmt.Sprintf("%v\nshowing the groups recorded in %s (apply --canary, abort) whose overlay exists: "+
+		"an overlay written by another tool, or whose records left the history, is not shown (name it with --groups)", err, c.histName)
+	return slices.Compact(groups), note, nil
 }

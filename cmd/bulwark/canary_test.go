@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,10 +70,15 @@ func waitCount(t *testing.T, count float64, ins ...*instance) {
 	}
 }
 
-// overlays returns bulwark status --json for groups.
+// overlays returns bulwark status --json for groups, or for the overlays
+// status lists when no group is named.
 func overlays(t *testing.T, src string, groups ...string) map[string]overlayStatus {
 	t.Helper()
-	r := bulwark(t, "status", "--json", "--groups", strings.Join(groups, ","), src)
+	args := []string{"status", "--json"}
+	if len(groups) > 0 {
+		args = append(args, "--groups", strings.Join(groups, ","))
+	}
+	r := bulwark(t, append(args, src)...)
 	require.Equal(t, 0, r.code, r)
 	var sts []overlayStatus
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &sts), r)
@@ -81,6 +87,82 @@ func overlays(t *testing.T, src string, groups ...string) map[string]overlayStat
 		out[st.Group] = st
 	}
 	return out
+}
+
+// listed waits until bulwark status SOURCE (no --groups) lists exactly
+// groups, and returns its text output.
+func listed(t *testing.T, src string, groups ...string) result {
+	t.Helper()
+	var last result
+	require.Eventually(t, func() bool {
+		sts := overlays(t, src)
+		got := make([]string, 0, len(sts))
+		for g, st := range sts {
+			if !st.Exists {
+				return false
+			}
+			got = append(got, g)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, groups) {
+			return false
+		}
+		last = bulwark(t, "status", src)
+		return last.code == 0
+	}, 30*time.Second, 100*time.Millisecond, "status never listed %q; last:\n%s", groups, &last)
+	return last
+}
+
+// listsFromHistory says whether status answers from the history at src: a
+// Nacos-protocol server without config search (the test server,
+// PolarisMesh), and only there.
+func listsFromHistory(src string) bool { return strings.HasPrefix(src, "nacos://") }
+
+// testStatusLists: bulwark status SOURCE lists the overlays that exist,
+// sorted, each with its diff against the document, and says when there is
+// none; --groups shows only the groups named, with or without an overlay.
+func testStatusLists(t *testing.T, src string) {
+	seed(t, src, flowA)
+	r := bulwark(t, "status", src)
+	require.Equal(t, 0, r.code, r)
+	assert.Equal(t, "no overlays beside "+src+"\n", r.stdout)
+	assert.Equal(t, "[]\n", bulwark(t, "status", "--json", src).stdout)
+
+	dir := t.TempDir()
+	b := writeFile(t, dir, "b.json", flowB)
+	v2 := writeFile(t, dir, "v2.json", `[{"resource":"GET /orders","count":111},{"resource":"POST /orders","count":5}]`)
+	r = bulwark(t, "apply", "--canary", "canary", "--yes", src, b)
+	require.Equal(t, 0, r.code, r)
+	r = bulwark(t, "apply", "--canary", "eu-west_1", "--yes", src, v2)
+	require.Equal(t, 0, r.code, r)
+	r = listed(t, src, "canary", "eu-west_1")
+	assert.Regexp(t, `^canary: overlay revision \S+: 1 rule: 1 changed\n~ GET /orders: count 111 → 222\n`+
+		`eu-west_1: overlay revision \S+: 1 rule: 1 added\n\+ POST /orders: count 5\n$`, r.stdout)
+	if listsFromHistory(src) {
+		assert.Contains(t, r.stderr, "bulwark status: note: nacos: list the overlays of SENTINEL_GROUP/status-flow-rules: the server has no config search")
+		assert.Contains(t, r.stderr, "\nbulwark status: note: showing the groups recorded in SENTINEL_GROUP/status-flow-rules.history ")
+	} else {
+		assert.Empty(t, r.stderr)
+	}
+	st := overlays(t, src)
+	assert.Equal(t, []string{"+ POST /orders"}, diffLines(st["eu-west_1"].Changes))
+
+	// An aborted group is no longer listed (from the history too: its
+	// overlay is read, and gone).
+	r = bulwark(t, "abort", "--yes", src, "canary")
+	require.Equal(t, 0, r.code, r)
+	r = listed(t, src, "eu-west_1")
+	assert.NotContains(t, r.stdout, "canary")
+	r = bulwark(t, "status", "--groups", "canary,eu-west_1", src)
+	require.Equal(t, 0, r.code, r)
+	assert.Regexp(t, `^canary: no overlay\neu-west_1: overlay revision \S+: 1 rule: 1 added\n`, r.stdout)
+	assert.Empty(t, r.stderr, "--groups lists nothing")
+
+	r = bulwark(t, "promote", "--yes", src, "eu-west_1")
+	require.Equal(t, 0, r.code, r)
+	listed(t, src)
+	r = bulwark(t, "status", src)
+	assert.Equal(t, "no overlays beside "+src+"\n", r.stdout)
 }
 
 // waitOverlay waits until the overlay of group exists or not.
@@ -197,7 +279,7 @@ func testPromoteConflict(t *testing.T, src string) {
 	r = bulwark(t, "apply", "--canary", "bad/group", "--yes", src, b)
 	assert.Equal(t, 2, r.code, r)
 	assert.Contains(t, r.stderr, `canary group "bad/group": want 1 to 64 letters, digits, '-' or '_'`)
-	r = bulwark(t, "status", src)
-	assert.Equal(t, 2, r.code, r)
-	assert.Contains(t, r.stderr, "--groups is required")
+	r = listed(t, src, "canary")
+	assert.Regexp(t, `^canary: overlay revision \S+: `, r.stdout)
+	assert.Contains(t, r.stdout, "\n~ GET /orders: count 200 → 222\n")
 }

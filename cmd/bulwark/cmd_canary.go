@@ -41,11 +41,24 @@ Exit codes: 0 removed (or nothing to remove), 2 not confirmed, 3 conflict,
 		run: runAbort,
 	})
 	register(&command{
-		name: "status", args: "SOURCE --groups GROUP,...", summary: "list the canary overlays of a document",
-		help: `For each canary group of --groups, says whether it has an overlay beside the
-document at SOURCE, its revision, and how its rules differ from the
-document's. --groups is required: config centers cannot list overlays
-cheaply for every backend, so this tool does not list them.
+		name: "status", args: "SOURCE [--groups GROUP,...]", summary: "list the canary overlays of a document",
+		help: `Lists the canary overlays beside the document at SOURCE (each written by
+bulwark apply --canary GROUP, at the document's key, path or dataId followed
+by ".overlay.GROUP"): for each group, the overlay's revision and how its
+rules differ from the document's; "no overlays" when there is none. The
+overlays are found by listing the center: the file's directory, an etcd
+prefix range, a Redis SCAN (every master of a cluster), the ZooKeeper
+parent's children, a Nacos config search.
+
+A Nacos-protocol server without config search (PolarisMesh) cannot list
+them: then the groups come from the document's history (every apply
+--canary and abort records its group), each read to see whether its
+overlay still exists, and a note on stderr says so: an overlay that another
+tool wrote, or whose records left the history, is not shown there. Name
+the groups with --groups to look for them.
+
+With --groups GROUP,... only those groups are shown, each with its overlay
+or "no overlay", without listing the center.
 
 Exit codes: 0 ok, 2 usage, 4 unreachable.`,
 		run: runStatus,
@@ -222,19 +235,16 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	kindFlag(fs, &o)
 	jsonFlag(fs, &o)
 	var groups string
-	fs.StringVar(&groups, "groups", "", "the canary groups to look for, comma-separated (required)")
+	fs.StringVar(&groups, "groups", "", "show only these canary groups, comma-separated, each with its overlay or none (the center is not listed)")
 	pos, err := parse(e, c, fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
-	var names []string
+	var named []string
 	for g := range strings.SplitSeq(groups, ",") {
 		if g = strings.TrimSpace(g); g != "" {
-			names = append(names, g)
+			named = append(named, g)
 		}
-	}
-	if len(names) == 0 {
-		return failf(exitUsage, "--groups is required: name the canary groups to look for (see bulwark status --help)")
 	}
 	ctr, err := openCenter(ctx, pos[0], &o)
 	if err != nil {
@@ -245,17 +255,32 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var out []overlayStatus
+	names := named
+	if len(named) == 0 {
+		var note string
+		if names, note, err = ctr.overlayGroups(ctx); err != nil {
+			return err
+		}
+		for line := range strings.Lines(note) {
+			fmt.Fprintf(e.stderr, "bulwark status: note: %s", strings.TrimSuffix(line, "\n")+"\n")
+		}
+	}
+	out := []overlayStatus{}
 	for _, g := range names {
 		st, err := statusOf(ctx, ctr, base, g, &o)
 		if err != nil {
 			return err
 		}
-		out = append(out, st)
+		if st.Exists || len(named) > 0 { // a listed overlay may be gone by now
+			out = append(out, st)
+		}
 	}
 	if o.json {
 		writeJSON(e.stdout, out)
 		return nil
+	}
+	if len(out) == 0 {
+		fmt.Fprintf(e.stdout, "no overlays beside %s\n", ctr.display)
 	}
 	for _, st := range out {
 		switch {

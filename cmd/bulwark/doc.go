@@ -25,7 +25,7 @@
 //
 // apply --canary GROUP writes the overlay of a canary group beside the
 // document (see datasource.WithOverlay); promote writes it as the document
-// and removes it, abort removes it, status --groups lists them.
+// and removes it, abort removes it, status lists them.
 //
 // Every change made by apply, edit, set, rollback, promote and abort is compare-and-set
 // against the revision read, and is recorded in an audit trail beside the

@@ -131,6 +131,7 @@ func Run(t *testing.T, h Harness) {
 		{"CloseStopsWatch", s.closeStopsWatch},
 		{"ReconnectResync", s.reconnectResync},
 		{"OverlayReplacesBase", s.overlay},
+		{"OverlaysListed", s.overlaysListed},
 		{"ReadHonoursContextWhileFrozen", s.readWhileFrozen},
 		{"DeleteCompareAndSet", s.deleteCompareAndSet},
 	}
@@ -1001,6 +1002,73 @@ func (s suite) overlay(t *testing.T) {
 	err := bad.Start(s.ctx(t))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "overlay group")
+}
+
+// lister is the Overlays a backend may have besides the contract (see
+// "Implementing a backend" in package datasource): tools list the canary
+// overlays of a document with it.
+type lister interface {
+	Overlays(ctx context.Context) ([]string, error)
+}
+
+// overlaysListed: Overlays lists the groups whose overlay exists beside
+// the document, sorted, whether the document exists or not, and nothing
+// that merely shares the overlays' prefix: a name with no group after it,
+// one whose rest cannot be a group, another document's overlay.
+func (s suite) overlaysListed(t *testing.T) {
+	b := s.h.New(t)
+	l, ok := b.Source.(lister)
+	if !ok {
+		t.Skipf("%T has no Overlays method", b.Source)
+	}
+	if b.Overlay == nil {
+		t.Skip("Backend.Overlay is nil")
+	}
+	got, err := l.Overlays(s.ctx(t))
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skipf("the server cannot list overlays: %v", err)
+	}
+	require.NoError(t, err)
+	assert.Empty(t, got, "a fresh document has no overlays")
+
+	s.put(t, b, enc("base"))
+	s.put(t, b.Overlay("canary"), enc("canary"))
+	s.put(t, b.Overlay("blue-eu_1"), enc("blue"))
+	s.put(t, b.Overlay(""), enc("decoy"))           // the prefix alone
+	s.put(t, b.Overlay("canary.tmp"), enc("decoy")) // not a group
+	s.waitOverlays(t, l, []string{"blue-eu_1", "canary"})
+
+	s.del(t, b.Overlay("canary"))
+	s.waitOverlays(t, l, []string{"blue-eu_1"})
+	s.del(t, b) // overlays outlive their document
+	s.waitOverlays(t, l, []string{"blue-eu_1"})
+	s.del(t, b.Overlay("blue-eu_1"))
+	s.waitOverlays(t, l, nil)
+	t.Run("AnotherDocument", func(t *testing.T) {
+		other := s.h.New(t) // a subtest's: its own name, often this case's and more
+		s.put(t, other.Overlay("stranger"), enc("decoy"))
+		if ol, ok := other.Source.(lister); ok {
+			s.waitOverlays(t, ol, []string{"stranger"})
+		}
+		s.waitOverlays(t, l, nil)
+	})
+
+	require.NoError(t, b.Source.Close())
+	_, err = l.Overlays(s.ctx(t))
+	require.ErrorIs(t, err, datasource.ErrClosed, "Overlays after Close")
+}
+
+// waitOverlays lists the overlays until they are want (a server may show
+// a write to a listing later than to a read).
+func (s suite) waitOverlays(t *testing.T, l lister, want []string) {
+	t.Helper()
+	var got []string
+	var err error
+	ok := poll(s.ctx(t), s.h.Timeout, func() bool {
+		got, err = l.Overlays(s.ctx(t))
+		return err == nil && slices.Equal(got, want)
+	})
+	require.True(t, ok, "waited %v for the overlays %q; the last listing: %q, err %v", s.h.Timeout, want, got, err)
 }
 
 // readWhileFrozen: a Read returns when its context ends although the

@@ -56,6 +56,12 @@
 //   - OverlayReplacesBase (with Backend.Overlay): a Readable with
 //     datasource.WithOverlay follows the overlay while it exists, the base
 //     otherwise.
+//   - OverlaysListed (Sources with an Overlays(ctx) ([]string, error)
+//     method, and Backend.Overlay): Overlays lists the groups whose overlay
+//     exists, sorted, also while the document itself does not, and leaves
+//     out names that only share the prefix (no group after it, a rest that
+//     cannot be a group, another document's overlay). A server that cannot
+//     list (an error wrapping errors.ErrUnsupported) skips the case.
 //   - DeleteCompareAndSet (Sources with a Delete(ctx, expectRevision)
 //     method): a stale revision is a conflict and removes nothing; the
 //     current one removes the document, and a Readable on it sees the rules

@@ -16,6 +16,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
+	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
 )
 
 // Option configures a Source.
@@ -105,7 +106,25 @@ func (s *Source) String() string { return "etcd://" + s.endpoints + "/" + s.name
 // datasource.WithOverlay): the key followed by ".overlay." and group
 // ("/bulwark/flow.overlay.canary"), through the same client and options.
 func (s *Source) Overlay(group string) datasource.Source {
-	return s.reopen(backend.OverlayName(s.key, group))
+	return s.reopen(overlay.Name(s.key, group))
+}
+
+// Overlays returns the canary groups that have an overlay beside the
+// document (see Overlay), sorted: one range read, keys only, of the keys
+// that begin with the key followed by ".overlay.".
+func (s *Source) Overlays(ctx context.Context) ([]string, error) {
+	if s.life.Closed() {
+		return nil, datasource.ErrClosed
+	}
+	resp, err := s.kv.Get(ctx, overlay.Prefix(s.key), clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return nil, fmt.Errorf("etcd: list the overlays of %s: %w", s.name(), err)
+	}
+	keys := make([]string, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		keys = append(keys, string(kv.Key))
+	}
+	return overlay.Groups(s.key, keys), nil
 }
 
 // name is the key as the server stores it: WithNamespace's prefix, then

@@ -66,3 +66,33 @@ func ExampleSource_Delete() {
 	// delete again: <nil>
 	// base: [{"resource":"GET /orders","count":150}], overlay missing: true
 }
+
+// Listing the canary overlays of a document: the files beside it named
+// after it, ".overlay." and a group. Other files of the directory, even
+// those whose names begin the same way, are not overlays.
+func ExampleSource_Overlays() {
+	dir, err := os.MkdirTemp("", "bulwark-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	base := file.New(filepath.Join(dir, "flow.json"))
+	for _, g := range []string{"eu-west", "canary"} {
+		if _, err := base.Overlay(g).(*file.Source).Write(ctx, []byte(`[]`), ""); err != nil {
+			log.Fatal(err)
+		}
+	}
+	for _, name := range []string{"flow.json.history", "flow.json.overlay.canary.bak", "other.json.overlay.canary"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(`[]`), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	groups, err := base.Overlays(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(groups)
+	// Output:
+	// [canary eu-west]
+}

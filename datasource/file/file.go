@@ -16,6 +16,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/internal/atomicfile"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
+	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
 )
 
 // defaultDebounce is how long Watch lets a burst of file events settle
@@ -96,7 +97,35 @@ func New(path string, opts ...Option) *Source {
 // document's followed by ".overlay." and group
 // ("/etc/svc/flow.json.overlay.canary"), with the same options.
 func (s *Source) Overlay(group string) datasource.Source {
-	return s.reopen(backend.OverlayName(s.path, group))
+	return s.reopen(overlay.Name(s.path, group))
+}
+
+// Overlays returns the canary groups that have an overlay beside the
+// document (see Overlay), sorted: the entries of the file's directory
+// named as an overlay of it, directories left out. A directory that does
+// not exist holds none.
+func (s *Source) Overlays(ctx context.Context) ([]string, error) {
+	if s.life.Closed() {
+		return nil, datasource.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, base := filepath.Split(s.path)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("file: list the overlays of %s: %w", s.path, err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return overlay.Groups(base, names), nil
 }
 
 // String returns "file:" and the file's absolute path.

@@ -19,11 +19,14 @@ import (
 
 	"github.com/nacos-group/nacos-sdk-go/v2/clients/config_client"
 	"github.com/nacos-group/nacos-sdk-go/v2/common/constant"
+	"github.com/nacos-group/nacos-sdk-go/v2/common/nacos_error"
+	"github.com/nacos-group/nacos-sdk-go/v2/model"
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
 
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
+	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
 	"github.com/bulwark-go/bulwark/internal/listeners"
 )
 
@@ -122,7 +125,52 @@ func New(client config_client.IConfigClient, dataID, group string, opts ...Optio
 // ("order-service-flow-rules.overlay.canary"), through the same client
 // and options.
 func (s *Source) Overlay(group string) datasource.Source {
-	return s.reopen(backend.OverlayName(s.dataID, group))
+	return s.reopen(overlay.Name(s.dataID, group))
+}
+
+// searchPage is how many configs one page of Overlays' search asks for.
+const searchPage = 100
+
+// Overlays returns the canary groups that have an overlay beside the
+// document (see Overlay), sorted: the configs of the document's group and
+// namespace that the SDK's SearchConfig finds by a blur search for the
+// dataId followed by ".overlay.*", page by page. The search is Nacos'
+// config list API over HTTP (/v1/cs/configs?search=blur, else Nacos 3's
+// /v3/admin/cs/config/list), not its gRPC protocol; the client needs the
+// right to list configs. A server that answers neither with a list (404:
+// PolarisMesh's Nacos API has no search) makes Overlays return an error
+// wrapping errors.ErrUnsupported. Like Read, it returns when ctx ends.
+func (s *Source) Overlays(ctx context.Context) ([]string, error) {
+	group := s.group
+	if group == "" {
+		group = constant.DEFAULT_GROUP
+	}
+	var names []string
+	for page := 1; ; page++ {
+		res, err := backend.Call(ctx, &s.life, func() (*model.ConfigPage, error) {
+			return s.cli.SearchConfig(vo.SearchConfigParam{Search: "blur", DataId: overlay.Prefix(s.dataID) + "*",
+				Group: group, PageNo: page, PageSize: searchPage})
+		})
+		var nerr *nacos_error.NacosError
+		switch {
+		case errors.Is(err, datasource.ErrClosed):
+			return nil, err
+		case errors.As(err, &nerr) && nerr.ErrorCode() == "404":
+			return nil, fmt.Errorf("nacos: list the overlays of %s: the server has no config search (%w): %v", s.name(), errors.ErrUnsupported, err)
+		case err != nil:
+			return nil, fmt.Errorf("nacos: list the overlays of %s: %w", s.name(), err)
+		case res == nil:
+			return nil, fmt.Errorf("nacos: list the overlays of %s: no answer", s.name())
+		}
+		for _, it := range res.PageItems {
+			if it.Group == group { // a blur search matches the group with LIKE
+				names = append(names, it.DataId)
+			}
+		}
+		if len(res.PageItems) == 0 || page >= res.PagesAvailable {
+			return overlay.Groups(s.dataID, names), nil
+		}
+	}
 }
 
 // configured is what the SDK's own config client (*config_client.ConfigClient,

@@ -249,3 +249,22 @@ func requireOneWinner(t *testing.T, errs []error) {
 	}
 	require.Equal(t, 1, wins, "exactly one writer wins: %v", errs)
 }
+
+// TestOverlaysUnsupported: the test server, PolarisMesh's Nacos API, has
+// no config search (its GET /nacos/v1/cs/configs reads one config and
+// answers 404 for "dataId.overlay.*"; it has no /v3/admin/cs/config/list),
+// so Overlays says the server cannot list overlays rather than "none"
+// while an overlay exists.
+func TestOverlaysUnsupported(t *testing.T) {
+	srv := integration.StartNacos(t)
+	dataID := uniqueID("bulwark-overlays")
+	const group = "SENTINEL_GROUP"
+	src := nacos.New(newClient(t, srv.Addr(), ""), dataID, group)
+	t.Cleanup(func() { _ = src.Close() })
+	ov := newWriter(t, srv.Addr(), "", dataID+".overlay.canary", group)
+	require.NoError(t, ov.put(testCtx(t), `["canary"]`))
+	got, err := src.Overlays(testCtx(t))
+	require.ErrorIs(t, err, errors.ErrUnsupported, "listed %q", got)
+	assert.Contains(t, err.Error(), "nacos: list the overlays of "+group+"/"+dataID)
+	t.Logf("Overlays: %v", err)
+}

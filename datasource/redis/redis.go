@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -16,6 +17,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
+	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
 )
 
 // defaultHealthCheckInterval is how long Watch lets the subscription stay
@@ -119,7 +121,63 @@ func New(client goredis.UniversalClient, key, channel string, opts ...Option) *S
 // ".overlay." and group ("bulwark:flow.overlay.canary"), through the same
 // client and options.
 func (s *Source) Overlay(group string) datasource.Source {
-	return s.reopen(backend.OverlayName(s.key, group), backend.OverlayName(s.channel, group))
+	return s.reopen(overlay.Name(s.key, group), overlay.Name(s.channel, group))
+}
+
+// Overlays returns the canary groups that have an overlay beside the
+// document (see Overlay), sorted: the keys that SCAN finds matching the
+// key, its glob characters escaped, followed by ".overlay.*". A cluster
+// client scans every master and a ring every shard. SCAN walks the key
+// space in steps: a key created or removed while it walks may be listed or
+// not. Like Read, Overlays returns when ctx ends.
+func (s *Source) Overlays(ctx context.Context) ([]string, error) {
+	match := escapeGlob(overlay.Prefix(s.key)) + "*"
+	var mu sync.Mutex
+	var keys []string
+	scan := func(ctx context.Context, c goredis.Cmdable) error {
+		var found []string
+		iter := c.Scan(ctx, 0, match, 1000).Iterator()
+		for iter.Next(ctx) {
+			found = append(found, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			return err
+		}
+		mu.Lock() // a cluster's masters are scanned at once
+		defer mu.Unlock()
+		keys = append(keys, found...)
+		return nil
+	}
+	err := s.call(ctx, func() error {
+		each := func(ctx context.Context, c *goredis.Client) error { return scan(ctx, c) }
+		switch c := s.client.(type) {
+		case *goredis.ClusterClient:
+			return c.ForEachMaster(ctx, each)
+		case *goredis.Ring:
+			return c.ForEachShard(ctx, each)
+		}
+		return scan(ctx, s.client)
+	})
+	switch {
+	case errors.Is(err, datasource.ErrClosed):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("redis: list the overlays of %q: %w", s.key, err)
+	}
+	return overlay.Groups(s.key, keys), nil
+}
+
+// escapeGlob escapes the characters that a Redis glob pattern (SCAN's
+// MATCH) gives a meaning: the pattern then matches s itself.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for i := range len(s) {
+		if strings.IndexByte(`\*?[]`, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // describe returns the addresses (sorted, comma-separated) and the

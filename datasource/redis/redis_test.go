@@ -413,3 +413,57 @@ func TestTwoWritersCAS(t *testing.T) {
 		assert.Contains(t, names, fmt.Sprintf("w2-%d", i))
 	}
 }
+
+// TestOverlays: Overlays matches the key literally (a key with glob
+// characters finds its overlays, and only them), and a cluster client
+// lists the overlays on every master.
+func TestOverlays(t *testing.T) {
+	const key = `bulwark-test:[ab]*?\x:flow`
+	groups := []string{"a1", "b2", "c3", "canary-x", "d4", "e5", "f6"}
+	check := func(t *testing.T, c goredis.UniversalClient) {
+		ctx := testCtx(t, 30*time.Second)
+		src := redis.New(c, key, key+":changed")
+		t.Cleanup(func() { _ = src.Close() })
+		got, err := src.Overlays(ctx)
+		require.NoError(t, err)
+		assert.Empty(t, got)
+		for _, g := range groups {
+			require.NoError(t, c.Set(ctx, key+".overlay."+g, `["x"]`, 0).Err())
+		}
+		for _, k := range []string{
+			`bulwark-test:aZZZQx:flow.overlay.decoy`, // the key's characters taken as a pattern
+			key + ".overlay.", key + ".overlay.a.b", key + ".overlayX", key,
+		} {
+			require.NoError(t, c.Set(ctx, k, `["x"]`, 0).Err())
+		}
+		got, err = src.Overlays(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"a1", "b2", "c3", "canary-x", "d4", "e5", "f6"}, got)
+		require.NoError(t, c.Del(ctx, key+".overlay.c3").Err())
+		got, err = src.Overlays(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"a1", "b2", "canary-x", "d4", "e5", "f6"}, got)
+	}
+	t.Run("Client", func(t *testing.T) {
+		check(t, newClient(t, integration.StartRedis(t), nil))
+	})
+	t.Run("Cluster", func(t *testing.T) {
+		cl := integration.StartRedisCluster(t)
+		c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs()})
+		t.Cleanup(func() { _ = c.Close() })
+		check(t, c)
+		// The overlays are spread over the masters, so one master's SCAN
+		// would not have found them all.
+		holding := 0
+		for _, n := range cl.Nodes {
+			one := goredis.NewClient(&goredis.Options{Addr: n.Addr()})
+			keys, err := one.Keys(testCtx(t, 10*time.Second), "*.overlay.*").Result()
+			_ = one.Close()
+			require.NoError(t, err)
+			if len(keys) > 0 {
+				holding++
+			}
+		}
+		assert.GreaterOrEqual(t, holding, 2, "masters holding overlays")
+	})
+}

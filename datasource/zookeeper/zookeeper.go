@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
+	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
 )
 
 // defaultSessionCheck is how often Watch looks at the connection's state
@@ -126,7 +128,28 @@ func New(conn *zk.Conn, path string, opts ...Option) *Source {
 // ("/bulwark/flow.overlay.canary"), through the same connection and
 // options.
 func (s *Source) Overlay(group string) datasource.Source {
-	return s.reopen(backend.OverlayName(s.path, group))
+	return s.reopen(overlay.Name(s.path, group))
+}
+
+// Overlays returns the canary groups that have an overlay beside the
+// document (see Overlay), sorted: the children of the node's parent named
+// as an overlay of it. A parent that does not exist holds none.
+func (s *Source) Overlays(ctx context.Context) ([]string, error) {
+	dir, base := path.Split(s.path)
+	if dir != "/" {
+		dir = strings.TrimSuffix(dir, "/")
+	}
+	r, err := call(ctx, s, "list the overlays of", func() (got, error) {
+		children, _, err := s.conn.Children(dir)
+		return got{children: children}, err
+	})
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return overlay.Groups(base, r.children), nil
 }
 
 // String names the document: "zk://" followed by the servers given with
@@ -432,10 +455,11 @@ func (s *Source) createParents(ctx context.Context) error {
 
 // got carries the results of one zk call.
 type got struct {
-	data   []byte
-	stat   *zk.Stat
-	exists bool
-	events <-chan zk.Event
+	data     []byte
+	children []string
+	stat     *zk.Stat
+	exists   bool
+	events   <-chan zk.Event
 }
 
 // call runs f, one go-zookeeper call, so that ctx bounds the wait:

@@ -122,8 +122,3 @@ func Logger(l *slog.Logger) *slog.Logger {
 	}
 	return l
 }
-
-// OverlayName is where every backend keeps the overlay of group beside a
-// document named name (a key, a path, a dataId, a channel): name followed
-// by ".overlay." and group, a sibling, so it needs no parent of its own.
-func OverlayName(name, group string) string { return name + ".overlay." + group }
