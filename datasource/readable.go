@@ -195,7 +195,11 @@ func NewReadable[T any](src Source, conv converter.Converter[T], opts ...Option)
 // RuleManager (or Listen to it) before Start.
 func (r *Readable[T]) Property() *core.Property[T] { return r.prop }
 
-// Status returns the Readable's current status.
+// Status returns the Readable's current status. It is updated just after
+// a document's value is set (the Property's listeners, such as a
+// RuleManager, run first), so one who sees new rules in force may read the
+// previous Revision for that moment; wait for the Status itself, or use
+// the rule event's RuleSource, which names the revision of the swap.
 func (r *Readable[T]) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -133,7 +133,9 @@ func TestJavaDocument(t *testing.T) {
 	require.Len(t, rules, 1)
 	assert.Equal(t, "default", rules[0].LimitApp)
 	assert.Equal(t, flow.GradeQPS, rules[0].Grade)
-	assert.Equal(t, md5Hex(doc), r.DS.Status().Revision, "the revision is Nacos' md5 of the content")
+	// Status follows the swap (it is updated just after the rules), so wait
+	// for it rather than read it at once.
+	r.WaitStatus(t, "the revision to be Nacos' md5 of the content", func(st datasource.Status) bool { return st.Revision == md5Hex(doc) })
 
 	passed, blocked := 0, 0
 	for range 40 {
