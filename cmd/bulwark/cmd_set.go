@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -22,10 +23,13 @@ exact text, this rule its dashboard fields (id, gmtCreate, …).
 
 VALUE is JSON (200, true, "text") or else a string (grade=QPS works: enums
 take their names). FIELD may be nested: clusterConfig.thresholdType=1.
-When several rules have RESOURCE, narrow with --limit-app (and --section in a
-rule set), or change them all with --all.
+When several rules have RESOURCE, narrow with --limit-app, --where FIELD=VALUE
+(repeatable; a field the rule leaves out matches false, 0, "" and null) and
+--section in a rule set, or change them all with --all. Turning on a shadow
+rule that sits beside the enforcing rule of its resource:
 
-  bulwark set etcd://127.0.0.1:2379/bulwark/order-service/prod/flow "GET /orders" count=200`,
+  bulwark set etcd://127.0.0.1:2379/bulwark/order-service/prod/flow "GET /orders" count=200
+  bulwark set SOURCE "GET /orders" shadow=false --where shadow=true`,
 		run: runSet,
 	})
 }
@@ -44,22 +48,22 @@ func runSet(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&sel.limitApp, "limit-app", "", "only the rule with this limitApp")
 	fs.StringVar(&sel.section, "section", "", "in a rule set: only rules of this kind (flow, degrade, system, authority, paramFlow)")
 	fs.BoolVar(&sel.all, "all", false, "change every rule that matches")
+	var where []string
+	fs.Func("where", "only rules whose FIELD has VALUE (FIELD=VALUE, repeatable)", func(s string) error {
+		where = append(where, s)
+		return nil
+	})
 	pos, err := parse(e, c, fs, args, 3, -1)
 	if err != nil {
 		return err
 	}
 	sel.resource = pos[1]
-	var as []assignment
-	for _, a := range pos[2:] {
-		name, value, ok := strings.Cut(a, "=")
-		if !ok || name == "" {
-			return failf(exitUsage, "%q: want FIELD=VALUE", a)
-		}
-		v := json.RawMessage(value)
-		if !json.Valid(v) {
-			v, _ = json.Marshal(value)
-		}
-		as = append(as, assignment{path: strings.Split(name, "."), value: v})
+	if sel.where, err = assignments(where); err != nil {
+		return err
+	}
+	as, err := assignments(pos[2:])
+	if err != nil {
+		return err
 	}
 	o.yes = true // set is its own confirmation
 	ctr, err := openCenter(ctx, pos[0], &o)
@@ -113,9 +117,52 @@ type assignment struct {
 	value json.RawMessage
 }
 
+// assignments parses FIELD=VALUE arguments: VALUE is JSON, or else a
+// string.
+func assignments(args []string) ([]assignment, error) {
+	var as []assignment
+	for _, a := range args {
+		name, value, ok := strings.Cut(a, "=")
+		if !ok || name == "" {
+			return nil, failf(exitUsage, "%q: want FIELD=VALUE", a)
+		}
+		v := json.RawMessage(value)
+		if !json.Valid(v) {
+			v, _ = json.Marshal(value)
+		}
+		as = append(as, assignment{path: strings.Split(name, "."), value: v})
+	}
+	return as, nil
+}
+
+// holds reports whether the rule's field at a.path has a.value, compared
+// as JSON values; a field the rule leaves out holds its zero value (false,
+// 0, "" or null).
+func (a assignment) holds(r rule) bool {
+	var want any
+	if json.Unmarshal(a.value, &want) != nil {
+		return false
+	}
+	raw := r.get(a.path[0])
+	for _, name := range a.path[1:] {
+		var inner map[string]json.RawMessage
+		if raw == nil || json.Unmarshal(raw, &inner) != nil {
+			raw = nil
+			break
+		}
+		raw = inner[name]
+	}
+	var got any
+	if raw == nil || json.Unmarshal(raw, &got) != nil || got == nil {
+		return want == nil || want == false || want == 0.0 || want == ""
+	}
+	return reflect.DeepEqual(got, want)
+}
+
 // selector picks the rules set changes.
 type selector struct {
 	resource, limitApp, section string
+	where                       []assignment
 	all                         bool
 }
 
@@ -136,17 +183,23 @@ func (s selector) apply(rules []rule, as []assignment) error {
 				continue
 			}
 		}
+		if !s.matches(r) {
+			continue
+		}
 		hit = append(hit, i)
 	}
 	switch {
 	case len(hit) == 0:
+		if len(s.where) > 0 || s.limitApp != "" || s.section != "" {
+			return failf(exitInvalid, "no rule of resource %q matches the selection (resources: %s)", s.resource, strings.Join(resources, ", "))
+		}
 		return failf(exitInvalid, "no rule of resource %q matches (resources: %s)", s.resource, strings.Join(resources, ", "))
 	case len(hit) > 1 && !s.all:
 		labels := make([]string, len(hit))
 		for i, h := range hit {
 			labels[i] = rules[h].label()
 		}
-		return failf(exitUsage, "%d rules match: %s; narrow with --limit-app or --section, or pass --all", len(hit), strings.Join(labels, "; "))
+		return failf(exitUsage, "%d rules match: %s; narrow with --limit-app, --where or --section, or pass --all", len(hit), strings.Join(labels, "; "))
 	}
 	for _, h := range hit {
 		for _, a := range as {
@@ -158,6 +211,16 @@ func (s selector) apply(rules []rule, as []assignment) error {
 		}
 	}
 	return nil
+}
+
+// matches reports whether r holds every --where.
+func (s selector) matches(r rule) bool {
+	for _, w := range s.where {
+		if !w.holds(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // setField sets the field at path (nested objects) to v; a field must be one
