@@ -65,43 +65,54 @@ Exit codes: 0 ok, 2 usage, 4 unreachable.`,
 	})
 }
 
-// openOverlay opens SOURCE and the overlay of group beside it; closeFn
-// closes both.
-func openOverlay(ctx context.Context, source, group string, o *options) (base, ov *center, closeFn func(), err error) {
-	base, err = openCenter(ctx, source, o)
+// overlayCmd is where promote and abort start: their flags parsed, SOURCE
+// and the overlay of GROUP beside it open, and the overlay read. close
+// closes both centers.
+type overlayCmd struct {
+	o       options
+	group   string
+	ctr, ov *center
+	over    datasource.Snapshot
+	close   func()
+}
+
+// openOverlayCmd parses the arguments of the command name (SOURCE GROUP),
+// opens both centers and reads the overlay.
+func openOverlayCmd(ctx context.Context, e *env, name string, args []string) (*overlayCmd, error) {
+	oc := &overlayCmd{}
+	c := commands[name]
+	fs := newFlags(c)
+	connFlags(fs, &oc.o)
+	kindFlag(fs, &oc.o)
+	jsonFlag(fs, &oc.o)
+	changeFlags(fs, &oc.o)
+	pos, err := parse(e, c, fs, args, 2, 2)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	ov, err = base.overlayOf(group)
-	if err != nil {
-		base.Close()
-		return nil, nil, nil, err
+	oc.group = pos[1]
+	if oc.ctr, err = openCenter(ctx, pos[0], &oc.o); err != nil {
+		return nil, err
 	}
-	return base, ov, func() { ov.closeOverlay(); base.Close() }, nil
+	if oc.ov, err = oc.ctr.overlayOf(oc.group); err != nil {
+		oc.ctr.Close()
+		return nil, err
+	}
+	oc.close = func() { oc.ov.closeOverlay(); oc.ctr.Close() }
+	if oc.over, err = oc.ov.read(ctx); err != nil {
+		oc.close()
+		return nil, err
+	}
+	return oc, nil
 }
 
 func runPromote(ctx context.Context, e *env, args []string) error {
-	var o options
-	c := commands["promote"]
-	fs := newFlags(c)
-	connFlags(fs, &o)
-	kindFlag(fs, &o)
-	jsonFlag(fs, &o)
-	changeFlags(fs, &o)
-	pos, err := parse(e, c, fs, args, 2, 2)
+	oc, err := openOverlayCmd(ctx, e, "promote", args)
 	if err != nil {
 		return err
 	}
-	group := pos[1]
-	ctr, ov, closeAll, err := openOverlay(ctx, pos[0], group, &o)
-	if err != nil {
-		return err
-	}
-	defer closeAll()
-	over, err := ov.read(ctx)
-	if err != nil {
-		return err
-	}
+	defer oc.close()
+	o, group, ctr, ov, over := oc.o, oc.group, oc.ctr, oc.ov, oc.over
 	if over.Missing {
 		return failf(exitUsage, "canary group %s has no overlay at %s: nothing to promote", group, ctr.display)
 	}
@@ -133,27 +144,12 @@ func runPromote(ctx context.Context, e *env, args []string) error {
 }
 
 func runAbort(ctx context.Context, e *env, args []string) error {
-	var o options
-	c := commands["abort"]
-	fs := newFlags(c)
-	connFlags(fs, &o)
-	kindFlag(fs, &o)
-	jsonFlag(fs, &o)
-	changeFlags(fs, &o)
-	pos, err := parse(e, c, fs, args, 2, 2)
+	oc, err := openOverlayCmd(ctx, e, "abort", args)
 	if err != nil {
 		return err
 	}
-	group := pos[1]
-	ctr, ov, closeAll, err := openOverlay(ctx, pos[0], group, &o)
-	if err != nil {
-		return err
-	}
-	defer closeAll()
-	over, err := ov.read(ctx)
-	if err != nil {
-		return err
-	}
+	defer oc.close()
+	o, group, ctr, ov, over := oc.o, oc.group, oc.ctr, oc.ov, oc.over
 	out := outcome{Source: ov.display, From: over.Revision, Changes: []change{}}
 	if over.Missing {
 		if o.json {
