@@ -89,8 +89,8 @@ func runApply(ctx context.Context, e *env, args []string) error {
 // mustBeValid prints the problems of an invalid document and returns exit
 // code 1.
 func mustBeValid(e *env, k *kind, name string, data []byte) error {
-	_, warns, err := k.codec.canonical(data)
-	printFindings(e.stderr, findings(name, err, warns), false)
+	_, fs, err := check(name, k, data)
+	printFindings(e.stderr, fs, false)
 	if err != nil {
 		return failf(exitInvalid, "%s is not a valid %s document: nothing written", name, k.name)
 	}

@@ -93,6 +93,9 @@ func runSet(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		next, err := k.codec.over(cur.Data, encodeRules(k, rules))
+		if err == nil {
+			err = k.codec.inEngine(next)
+		}
 		if err != nil {
 			return failf(exitInvalid, "the changed rule is not valid, nothing written: %w", err)
 		}

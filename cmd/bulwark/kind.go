@@ -11,6 +11,12 @@ import (
 	"sync"
 
 	"github.com/bulwark-go/bulwark/converter"
+	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/authority"
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/hotspot"
+	"github.com/bulwark-go/bulwark/core/system"
 )
 
 // A kind is a rule document format: one of Sentinel's five rule lists, or
@@ -38,9 +44,27 @@ type anyCodec interface {
 	// over decodes canon (checking it) and writes it over prev, keeping
 	// what prev has that the value does not model (converter.Patcher).
 	over(prev, canon []byte) ([]byte, error)
+	// inEngine loads a valid document into an engine of its own, which
+	// checks the rules against each other as a service would (a shadow
+	// cluster rule may not share an enforcing rule's flowId), and returns
+	// its error.
+	inEngine(data []byte) error
 }
 
-type codecOf[T any] struct{ c converter.Codec[T] }
+type codecOf[T any] struct {
+	c    converter.Codec[T]
+	load func(*core.Engine, T) error
+}
+
+func (c codecOf[T]) inEngine(data []byte) error {
+	v, err := c.c.Convert(data)
+	if err != nil {
+		return err
+	}
+	e := core.NewEngine()
+	defer func() { _ = e.Close() }()
+	return c.load(e, v)
+}
 
 func (c codecOf[T]) canonical(data []byte) ([]byte, []converter.Problem, error) {
 	var (
@@ -73,15 +97,17 @@ func (c codecOf[T]) over(prev, canon []byte) ([]byte, error) {
 
 // kinds, in the order detection prefers them.
 var kinds = []*kind{
-	{name: "flow", ids: []string{"resource", "limitApp", "grade", "strategy", "refResource"}, codec: wrap(converter.FlowRules()), minimal: `[{"resource":"r"}]`},
-	{name: "degrade", ids: []string{"resource", "limitApp", "grade"}, codec: wrap(converter.CircuitBreakerRules()), minimal: `[{"resource":"r","timeWindow":1}]`},
-	{name: "paramFlow", ids: []string{"resource", "limitApp", "paramIdx", "grade"}, codec: wrap(converter.HotspotRules()), minimal: `[{"resource":"r","paramIdx":0}]`},
-	{name: "authority", ids: []string{"resource"}, codec: wrap(converter.AuthorityRules()), minimal: `[{"resource":"r","limitApp":"a"}]`},
-	{name: "system", codec: wrap(converter.SystemRules()), minimal: `[{"qps":1}]`, extraDefaults: map[string]string{"qps": "-1"}},
-	{name: "ruleset", codec: wrap(converter.RuleSet())},
+	{name: "flow", ids: []string{"resource", "limitApp", "grade", "strategy", "refResource"}, codec: wrap(converter.FlowRules(), func(e *core.Engine, rs []flow.Rule) error { return e.Flow().Load(rs) }), minimal: `[{"resource":"r"}]`},
+	{name: "degrade", ids: []string{"resource", "limitApp", "grade"}, codec: wrap(converter.CircuitBreakerRules(), func(e *core.Engine, rs []circuitbreaker.Rule) error { return e.CircuitBreaker().Load(rs) }), minimal: `[{"resource":"r","timeWindow":1}]`},
+	{name: "paramFlow", ids: []string{"resource", "limitApp", "paramIdx", "grade"}, codec: wrap(converter.HotspotRules(), func(e *core.Engine, rs []hotspot.Rule) error { return e.Hotspot().Load(rs) }), minimal: `[{"resource":"r","paramIdx":0}]`},
+	{name: "authority", ids: []string{"resource"}, codec: wrap(converter.AuthorityRules(), func(e *core.Engine, rs []authority.Rule) error { return e.Authority().Load(rs) }), minimal: `[{"resource":"r","limitApp":"a"}]`},
+	{name: "system", codec: wrap(converter.SystemRules(), func(e *core.Engine, rs []system.Rule) error { return e.System().Load(rs) }), minimal: `[{"qps":1}]`, extraDefaults: map[string]string{"qps": "-1"}},
+	{name: "ruleset", codec: wrap(converter.RuleSet(), (*core.Engine).LoadRuleSet)},
 }
 
-func wrap[T any](c converter.Codec[T]) anyCodec { return codecOf[T]{c: c} }
+func wrap[T any](c converter.Codec[T], load func(*core.Engine, T) error) anyCodec {
+	return codecOf[T]{c: c, load: load}
+}
 
 // sections maps a rule set's keys to the kinds of their lists.
 var sections = map[string]string{"flow": "flow", "degrade": "degrade", "system": "system", "authority": "authority", "paramFlow": "paramFlow"}

@@ -276,3 +276,44 @@ func TestInterruptAtTheQuestion(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, goodFlow, string(got))
 }
+
+// sharedFlowID is valid rule by rule, but its shadow cluster rule shares
+// the enforcing cluster rule's flowId, which an engine refuses.
+const sharedFlowID = `[
+  {"resource": "GET /orders", "count": 100, "clusterMode": true, "clusterConfig": {"flowId": 7}},
+  {"resource": "GET /orders", "count": 80, "clusterMode": true, "clusterConfig": {"flowId": 7}, "shadow": true}
+]
+`
+
+// TestValidateChecksRulesAgainstEachOther: validate, apply and set refuse
+// what a service's engine would refuse though every rule is valid alone,
+// in a single-kind document and in a rule set.
+func TestValidateChecksRulesAgainstEachOther(t *testing.T) {
+	dir := t.TempDir()
+	doc := writeFile(t, dir, "flow.json", sharedFlowID)
+	r := bulwark(t, "validate", doc)
+	require.Equal(t, 1, r.code, r)
+	assert.Equal(t, doc+`: [1] "GET /orders": clusterConfig.flowId: shadow cluster rule shares flowId 7 with enforcing cluster rule rules[0] ("GET /orders") and would spend its budget; give the shadow rule a flowId of its own
+`, r.stdout)
+
+	set := writeFile(t, dir, "set.json", `{"flow": `+sharedFlowID+`, "degrade": [{"resource": "GET /orders", "grade": 2, "count": 5, "timeWindow": 10}]}`)
+	r = bulwark(t, "validate", set)
+	require.Equal(t, 1, r.code, r)
+	assert.Contains(t, r.stdout, set+`: flow[1] "GET /orders": clusterConfig.flowId: shadow cluster rule shares flowId 7`)
+
+	// apply writes nothing; set refuses to make the conflict.
+	target := writeFile(t, dir, "target.json", goodFlow)
+	r = bulwark(t, "apply", "--yes", target, doc)
+	assert.Equal(t, 1, r.code, r)
+	assert.Contains(t, r.stderr, "nothing written")
+	solo := writeFile(t, dir, "solo.json", strings.Replace(sharedFlowID, `"clusterConfig": {"flowId": 7}, "shadow": true`, `"clusterConfig": {"flowId": 8}, "shadow": true`, 1))
+	r = bulwark(t, "validate", solo)
+	require.Equal(t, 0, r.code, r)
+	r = bulwark(t, "set", solo, "GET /orders", "clusterConfig.flowId=7", "--where", "shadow=true")
+	assert.Equal(t, 1, r.code, r)
+	assert.Contains(t, r.stderr, "the changed rule is not valid, nothing written")
+	assert.Contains(t, r.stderr, "shares flowId 7")
+	got, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, goodFlow, string(got))
+}
