@@ -306,21 +306,11 @@ func (e *Engine) startObserver() {
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
 	o.stop, o.done = stop, done
-	go func() {
-		defer close(done)
-		t := time.NewTicker(harvestEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				o.mu.Lock()
-				e.harvest(e.now())
-				o.mu.Unlock()
-			}
-		}
-	}()
+	go everyUntil(stop, done, harvestEvery, func() {
+		o.mu.Lock()
+		e.harvest(e.now())
+		o.mu.Unlock()
+	})
 }
 
 // stopObserver stops the harvesting goroutine and waits for it.

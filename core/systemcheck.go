@@ -157,7 +157,7 @@ func (e *Engine) syncCollector(need bool) {
 		s.warnedCPU.Store(false)
 		e.collect() // the rules see a reading as soon as they are in force
 		s.stop, s.done = make(chan struct{}), make(chan struct{})
-		go e.runCollector(s.stop, s.done)
+		go everyUntil(s.stop, s.done, collectInterval, e.collect)
 	case !need && s.stop != nil:
 		e.stopCollector()
 	}
@@ -177,16 +177,19 @@ func (e *Engine) stopCollector() {
 	s.cpu.Store(math.Float64bits(math.NaN()))
 }
 
-func (e *Engine) runCollector(stop <-chan struct{}, done chan<- struct{}) {
+// everyUntil calls fn every d until stop is closed, then closes done: the
+// loop of the engine's background goroutines (the system collector, the
+// statistics harvest).
+func everyUntil(stop <-chan struct{}, done chan<- struct{}, d time.Duration, fn func()) {
 	defer close(done)
-	t := time.NewTicker(collectInterval)
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
-			e.collect()
+			fn()
 		}
 	}
 }
