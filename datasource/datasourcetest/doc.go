@@ -61,7 +61,9 @@
 //     exists, sorted, also while the document itself does not, and leaves
 //     out names that only share the prefix (no group after it, a rest that
 //     cannot be a group, another document's overlay). A server that cannot
-//     list (an error wrapping errors.ErrUnsupported) skips the case.
+//     list must say so (an error wrapping errors.ErrUnsupported) every
+//     time, also with an overlay in place, never answering with a list
+//     that leaves it out.
 //   - DeleteCompareAndSet (Sources with a Delete(ctx, expectRevision)
 //     method): a stale revision is a conflict and removes nothing; the
 //     current one removes the document, and a Readable on it sees the rules
