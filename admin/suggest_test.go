@@ -1,10 +1,12 @@
 package admin_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -128,4 +130,40 @@ func TestSuggestAPIWithoutTraffic(t *testing.T) {
 	assert.Empty(t, s.Resources)
 	assert.JSONEq(t, "[]", string(s.Documents.Flow))
 	assert.JSONEq(t, "[]", string(s.Documents.Degrade))
+}
+
+// TestBaselineKeptFromMount: the baseline behind /api/suggest is kept from
+// the moment the handler is made, not from the first request: a service
+// whose page nobody opened for an hour still has its hour. Time is
+// synctest's, the engine's clock the real one.
+func TestBaselineKeptFromMount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := core.NewEngine()
+		defer e.Close()
+		h := admin.Handler(e)
+		for range 40 {
+			for range 50 {
+				en, err := e.Enter(context.Background(), "GET /quiet-page")
+				require.NoError(t, err)
+				en.Exit()
+			}
+			time.Sleep(time.Second)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/suggest?period=5m", nil))
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		var s struct {
+			Resources []struct {
+				Resource string
+				PeakQPS  int64 `json:"peakQps"`
+				Flow     []flow.Rule
+			}
+		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &s))
+		require.Len(t, s.Resources, 1, rec.Body.String())
+		assert.Equal(t, "GET /quiet-page", s.Resources[0].Resource)
+		assert.Equal(t, int64(50), s.Resources[0].PeakQPS)
+		require.Len(t, s.Resources[0].Flow, 1, rec.Body.String())
+		assert.Equal(t, 65.0, s.Resources[0].Flow[0].Count, "ceil(1.3 × 50)")
+	})
 }
