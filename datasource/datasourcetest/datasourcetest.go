@@ -45,6 +45,10 @@ type Harness struct {
 	// cases wait for the Readable to apply the document the backend holds
 	// (default 2 s). A round that does not get there is lost.
 	BurstSettle time.Duration
+	// BeatInterval is the Instance.Interval of the registry cases (default
+	// 200 ms): a backend whose server shows a write late (a Nacos-protocol
+	// server's refresh tick) needs longer beats.
+	BeatInterval time.Duration
 }
 
 // Defaults of the Harness's burst settings.
@@ -103,6 +107,9 @@ func Run(t *testing.T, h Harness) {
 	if h.BurstSettle <= 0 {
 		h.BurstSettle = defaultBurstSettle
 	}
+	if h.BeatInterval <= 0 {
+		h.BeatInterval = defaultBeatInterval
+	}
 	s := suite{h: h}
 	cases := []struct {
 		name string
@@ -134,6 +141,11 @@ func Run(t *testing.T, h Harness) {
 		{"OverlaysListed", s.overlaysListed},
 		{"ReadHonoursContextWhileFrozen", s.readWhileFrozen},
 		{"DeleteCompareAndSet", s.deleteCompareAndSet},
+		{"RegisterListed", s.registerListed},
+		{"BeatKeepsIt", s.beatKeepsIt},
+		{"CloseUnregisters", s.closeUnregisters},
+		{"StoppedBeatExpires", s.stoppedBeatExpires},
+		{"RegistryClosed", s.registryClosed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, c.fn)

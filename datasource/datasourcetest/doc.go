@@ -69,6 +69,15 @@
 //     current one removes the document, and a Readable on it sees the rules
 //     cleared; deleting again, and deleting at "" (any revision), are not
 //     errors; a closed Source refuses with ErrClosed.
+//   - RegisterListed, BeatKeepsIt, CloseUnregisters, StoppedBeatExpires,
+//     RegistryClosed (Sources that are a datasource.Registry; instances beat
+//     every Harness.BeatInterval, default 200 ms): Instances lists what
+//     Register wrote, sorted, fresh; bad and duplicate IDs are refused;
+//     beats keep a record for longer than MissedBeats intervals; Close
+//     removes it; a record whose beats stop without Close (a crash)
+//     expires or is listed Stale; closing the Source ends its
+//     registrations (goleak) and Register and Instances then return
+//     ErrClosed.
 //
 // Documents are JSON arrays of strings, so the suite needs no rule types;
 // a stand-in rule manager rejects the rule "invalid". Waits poll a

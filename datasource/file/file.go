@@ -17,6 +17,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
+	"github.com/bulwark-go/bulwark/datasource/internal/registry"
 )
 
 // defaultDebounce is how long Watch lets a burst of file events settle
@@ -65,14 +66,16 @@ type Source struct {
 	lockPath string
 	log      *slog.Logger
 	life     backend.Lifecycle
+	reg      *registry.Registry
 	reads    atomic.Int64 // calls of Read, for tests
 	reopen   func(path string) *Source
 }
 
 var (
-	_ datasource.Source  = (*Source)(nil)
-	_ datasource.Watcher = (*Source)(nil)
-	_ datasource.Sink    = (*Source)(nil)
+	_ datasource.Source   = (*Source)(nil)
+	_ datasource.Watcher  = (*Source)(nil)
+	_ datasource.Sink     = (*Source)(nil)
+	_ datasource.Registry = (*Source)(nil)
 )
 
 // New returns a Source for the file at path. It touches nothing: the file
@@ -89,6 +92,7 @@ func New(path string, opts ...Option) *Source {
 		}
 	}
 	s.reopen = func(p string) *Source { return New(p, opts...) }
+	s.reg = registry.New("file", newInstanceStore(path))
 	return s
 }
 
@@ -132,10 +136,13 @@ func (s *Source) Overlays(ctx context.Context) ([]string, error) {
 func (s *Source) String() string { return "file:" + s.path }
 
 // Close marks the Source closed: later calls return datasource.ErrClosed,
-// and a running Watch returns datasource.ErrClosed. It is idempotent.
+// and a running Watch returns datasource.ErrClosed. It closes the
+// registrations made through the Source (removing their records) and
+// returns the error of those removals. It is idempotent.
 func (s *Source) Close() error {
-	s.life.Close(0) // nothing runs in the background: reads and writes are the callers'
-	return nil
+	err := s.reg.Close()
+	s.life.Close(0) // nothing else runs in the background: reads and writes are the callers'
+	return err
 }
 
 // Read returns the file's content. A file that does not exist is a
