@@ -17,6 +17,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
+	"github.com/bulwark-go/bulwark/datasource/internal/registry"
 )
 
 // Option configures a Source.
@@ -48,6 +49,7 @@ type Source struct {
 	endpoints string // the client's endpoints at New, sorted, for String
 	log       *slog.Logger
 	life      backend.Lifecycle
+	reg       *registry.Registry
 	reopen    func(key string) *Source // New with the same client and options
 
 	mu   sync.Mutex
@@ -65,9 +67,10 @@ type observation struct {
 }
 
 var (
-	_ datasource.Source  = (*Source)(nil)
-	_ datasource.Watcher = (*Source)(nil)
-	_ datasource.Sink    = (*Source)(nil)
+	_ datasource.Source   = (*Source)(nil)
+	_ datasource.Watcher  = (*Source)(nil)
+	_ datasource.Sink     = (*Source)(nil)
+	_ datasource.Registry = (*Source)(nil)
 )
 
 // New returns a Source for key, read, watched and written through client.
@@ -91,6 +94,11 @@ func New(client *clientv3.Client, key string, opts ...Option) *Source {
 		}
 		s.endpoints = hosts(client.Endpoints())
 	}
+	st := &instanceStore{kv: s.kv, prefix: registry.Prefix(s.key), leases: map[string]clientv3.LeaseID{}}
+	if client != nil {
+		st.lessor = client.Lease
+	}
+	s.reg = registry.New("etcd", st)
 	return s
 }
 
@@ -145,11 +153,14 @@ func hosts(endpoints []string) string {
 }
 
 // Close marks the Source closed: later calls return datasource.ErrClosed,
-// and a running Watch returns datasource.ErrClosed. The client is not
-// closed. Close is idempotent.
+// and a running Watch returns datasource.ErrClosed. It closes the
+// registrations made through the Source (revoking their leases) and
+// returns the error of those removals. The client is not closed. Close is
+// idempotent.
 func (s *Source) Close() error {
-	s.life.Close(0) // nothing runs in the background: every call is the caller's
-	return nil
+	err := s.reg.Close()
+	s.life.Close(0) // nothing else runs in the background: every call is the caller's
+	return err
 }
 
 // Read gets the key (a linearizable read, unless the client says

@@ -312,3 +312,9 @@ func Decode(b []byte) (datasource.Instance, bool) {
 		Interval: time.Duration(r.Interval) * time.Millisecond, Beat: r.Beat,
 	}, true
 }
+
+// Prefix is how the names of the records of the document name begin, on
+// every backend that names records (a key, a path): name followed by
+// ".instances/" and then the ID. A ZooKeeper node's records are the
+// children of the node name+".instances".
+func Prefix(name string) string { return name + ".instances/" }
