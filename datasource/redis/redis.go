@@ -18,6 +18,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
+	"github.com/bulwark-go/bulwark/datasource/internal/registry"
 )
 
 // defaultHealthCheckInterval is how long Watch lets the subscription stay
@@ -83,13 +84,15 @@ type Source struct {
 	db        int
 	log       *slog.Logger
 	life      backend.Lifecycle // counts the commands in flight
+	reg       *registry.Registry
 	reopen    func(key, channel string) *Source
 }
 
 var (
-	_ datasource.Source  = (*Source)(nil)
-	_ datasource.Watcher = (*Source)(nil)
-	_ datasource.Sink    = (*Source)(nil)
+	_ datasource.Source   = (*Source)(nil)
+	_ datasource.Watcher  = (*Source)(nil)
+	_ datasource.Sink     = (*Source)(nil)
+	_ datasource.Registry = (*Source)(nil)
 )
 
 // New returns a Source for the document stored at key, whose changes are
@@ -113,6 +116,7 @@ func New(client goredis.UniversalClient, key, channel string, opts ...Option) *S
 			opt(s)
 		}
 	}
+	s.reg = registry.New("redis", instanceStore{s})
 	return s
 }
 
@@ -131,7 +135,19 @@ func (s *Source) Overlay(group string) datasource.Source {
 // space in steps: a key created or removed while it walks may be listed or
 // not. Like Read, Overlays returns when ctx ends.
 func (s *Source) Overlays(ctx context.Context) ([]string, error) {
-	match := escapeGlob(overlay.Prefix(s.key)) + "*"
+	keys, err := s.scan(ctx, escapeGlob(overlay.Prefix(s.key))+"*")
+	switch {
+	case errors.Is(err, datasource.ErrClosed):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("redis: list the overlays of %q: %w", s.key, err)
+	}
+	return overlay.Groups(s.key, keys), nil
+}
+
+// scan returns the keys that SCAN finds matching the pattern match: on
+// every master of a cluster client and every shard of a ring.
+func (s *Source) scan(ctx context.Context, match string) ([]string, error) {
 	var mu sync.Mutex
 	var keys []string
 	scan := func(ctx context.Context, c goredis.Cmdable) error {
@@ -158,13 +174,7 @@ func (s *Source) Overlays(ctx context.Context) ([]string, error) {
 		}
 		return scan(ctx, s.client)
 	})
-	switch {
-	case errors.Is(err, datasource.ErrClosed):
-		return nil, err
-	case err != nil:
-		return nil, fmt.Errorf("redis: list the overlays of %q: %w", s.key, err)
-	}
-	return overlay.Groups(s.key, keys), nil
+	return keys, err
 }
 
 // escapeGlob escapes the characters that a Redis glob pattern (SCAN's
@@ -215,12 +225,15 @@ func (s *Source) String() string {
 // Close marks the Source closed: later calls return datasource.ErrClosed,
 // and a running Watch returns datasource.ErrClosed. It waits, up to
 // WithCloseWait, for the commands of Reads and Writes that returned early.
-// It does not close the client. It is idempotent.
+// It closes the registrations made through the Source (deleting their
+// keys) and returns the error of those removals. It does not close the
+// client. It is idempotent.
 func (s *Source) Close() error {
+	err := s.reg.Close()
 	if !s.life.Close(s.closeWait) {
-		return fmt.Errorf("redis: close %q: commands still waiting for the server after %v", s.key, s.closeWait)
+		return errors.Join(err, fmt.Errorf("redis: close %q: commands still waiting for the server after %v", s.key, s.closeWait))
 	}
-	return nil
+	return err
 }
 
 // call runs f, one exchange with the server, so that the caller returns
