@@ -17,6 +17,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
+	"github.com/bulwark-go/bulwark/datasource/internal/registry"
 )
 
 // defaultSessionCheck is how often Watch looks at the connection's state
@@ -89,13 +90,15 @@ type Source struct {
 	servers   []string // WithServers, sorted; for String only
 	log       *slog.Logger
 	life      backend.Lifecycle // counts the zk calls in flight (each runs in its own goroutine)
+	reg       *registry.Registry
 	reopen    func(path string) *Source
 }
 
 var (
-	_ datasource.Source  = (*Source)(nil)
-	_ datasource.Watcher = (*Source)(nil)
-	_ datasource.Sink    = (*Source)(nil)
+	_ datasource.Source   = (*Source)(nil)
+	_ datasource.Watcher  = (*Source)(nil)
+	_ datasource.Sink     = (*Source)(nil)
+	_ datasource.Registry = (*Source)(nil)
 )
 
 // New returns a Source for the node at path, read and written through
@@ -119,6 +122,7 @@ func New(conn *zk.Conn, path string, opts ...Option) *Source {
 		}
 	}
 	s.reopen = func(p string) *Source { return New(conn, p, opts...) }
+	s.reg = registry.New("zookeeper", instanceStore{s})
 	return s
 }
 
@@ -168,13 +172,15 @@ func (s *Source) String() string {
 // makes a running Watch return datasource.ErrClosed, and waits, up to
 // WithCloseWait, for its ZooKeeper calls still in flight; they end when the
 // server answers, when go-zookeeper gives up on the connection, or when the
-// connection is closed. It does not close the connection. Close is
-// idempotent.
+// connection is closed. It closes the registrations made through the
+// Source (deleting their nodes) and returns the error of those removals.
+// It does not close the connection. Close is idempotent.
 func (s *Source) Close() error {
+	err := s.reg.Close()
 	if !s.life.Close(s.closeWait) {
-		return fmt.Errorf("zookeeper: close %s: calls still waiting for the server after %v", s.path, s.closeWait)
+		return errors.Join(err, fmt.Errorf("zookeeper: close %s: calls still waiting for the server after %v", s.path, s.closeWait))
 	}
-	return nil
+	return err
 }
 
 // Read returns the node's data. A node that does not exist is a missing
