@@ -54,6 +54,9 @@ func TestConformance(t *testing.T) {
 		// so 300 rounds would take 10 minutes a case. 100 rounds each way
 		// were run by hand (0 lost); CI runs 40 per case and mode.
 		BurstRounds: 40,
+		// A beat is a compare-and-set of one config that shows at the
+		// next refresh: beats of 200 ms would only contend.
+		BeatInterval: 2 * time.Second,
 		New: func(t *testing.T) datasourcetest.Backend {
 			n++
 			dataID := fmt.Sprintf("bulwark-conformance-%d-%d", time.Now().UnixNano(), n)

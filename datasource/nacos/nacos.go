@@ -27,6 +27,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
+	"github.com/bulwark-go/bulwark/datasource/internal/registry"
 	"github.com/bulwark-go/bulwark/internal/listeners"
 )
 
@@ -78,12 +79,15 @@ type Source struct {
 	life    backend.Lifecycle // counts the SDK calls of Read and Write (which may give up on one early)
 	present atomic.Bool       // the last read found the config
 	reopen  func(dataID string) *Source
+	reg     *registry.Registry
+	regCfg  *Source // the config of the registry's records
 }
 
 var (
-	_ datasource.Source  = (*Source)(nil)
-	_ datasource.Watcher = (*Source)(nil)
-	_ datasource.Sink    = (*Source)(nil)
+	_ datasource.Source   = (*Source)(nil)
+	_ datasource.Watcher  = (*Source)(nil)
+	_ datasource.Sink     = (*Source)(nil)
+	_ datasource.Registry = (*Source)(nil)
 )
 
 // New returns a Source for the config dataID in group, read, watched and
@@ -116,6 +120,14 @@ func New(client config_client.IConfigClient, dataID, group string, opts ...Optio
 	servers, ns := describe(client)
 	s.ident = "nacos://" + servers + "/" + ns + "/" + g + "/" + dataID
 	s.reopen = func(id string) *Source { return New(client, id, group, opts...) }
+	return s.withRegistry()
+}
+
+// withRegistry gives s its instance registry, over the config beside it.
+func (s *Source) withRegistry() *Source {
+	s.regCfg = &Source{cli: s.cli, dataID: s.dataID + instancesSuffix, group: s.group, typ: defaultType, log: s.log}
+	s.regCfg.ident = s.ident + instancesSuffix
+	s.reg = registry.New("nacos", &instanceStore{cfg: s.regCfg})
 	return s
 }
 
@@ -213,12 +225,15 @@ func (s *Source) String() string { return s.ident }
 // datasource.ErrClosed), and waits for SDK calls that a Read or Write gave
 // up on when its context ended, up to WithCloseWait (each is bounded by the
 // client's TimeoutMs, 10 s by default). The client is not closed. Close is
-// idempotent.
+// idempotent. It closes the registrations made through the Source
+// (removing their records) first, and returns the error of those
+// removals too.
 func (s *Source) Close() error {
-	if !s.life.Close(backend.CloseWait) {
-		return fmt.Errorf("nacos: close %s: SDK calls still waiting for the server after %v", s.name(), backend.CloseWait)
+	err := s.reg.Close()
+	if !s.regCfg.life.Close(backend.CloseWait) || !s.life.Close(backend.CloseWait) {
+		return errors.Join(err, fmt.Errorf("nacos: close %s: SDK calls still waiting for the server after %v", s.name(), backend.CloseWait))
 	}
-	return nil
+	return err
 }
 
 // Read gets the config. Empty content is a missing document: the SDK answers
