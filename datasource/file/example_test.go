@@ -96,3 +96,41 @@ func ExampleSource_Overlays() {
 	// Output:
 	// [canary eu-west]
 }
+
+// A service registers itself beside its rule document; a console that
+// reads the document lists the instances, and an instance whose beats stop
+// is listed stale.
+func ExampleSource_Register() {
+	dir, err := os.MkdirTemp("", "bulwark-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	src := file.New(filepath.Join(dir, "flow.json"))
+	defer src.Close()
+
+	reg, err := src.Register(ctx, datasource.Instance{
+		ID: "orders-1", App: "orders", Addr: "10.0.0.7:8080",
+		AdminURL: "http://10.0.0.7:8080/debug/bulwark/",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	list, err := src.Instances(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, in := range list {
+		fmt.Println(in.ID, in.App, in.AdminURL, "beats every", in.Interval, "stale:", in.Stale)
+	}
+	if err := reg.Close(); err != nil { // unregisters
+		log.Fatal(err)
+	}
+	list, _ = src.Instances(ctx)
+	fmt.Println("after Close:", len(list))
+
+	// Output:
+	// orders-1 orders http://10.0.0.7:8080/debug/bulwark/ beats every 5s stale: false
+	// after Close: 0
+}
