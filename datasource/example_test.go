@@ -2,6 +2,7 @@ package datasource_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -109,4 +110,35 @@ func ExampleWritable_Update() {
 	// Output:
 	//   GET /orders: 100/s
 	//   POST /orders: 20/s
+}
+
+// A document that does not decode is reported with its revision and
+// content; a repair written at that revision replaces it, while a write
+// based on an older read would be a conflict.
+func ExampleDecodeError() {
+	dir, _ := os.MkdirTemp("", "bulwark-example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "flow-rules.json")
+	_ = os.WriteFile(path, []byte(`[{"resource": "GET /orders", "count": 100,}]`), 0o644)
+
+	ctx := context.Background()
+	w := datasource.NewWritable(file.New(path), converter.FlowRules())
+	_, _, err := w.Read(ctx)
+	var de *datasource.DecodeError
+	if !errors.As(err, &de) {
+		fmt.Println("unexpected:", err)
+		return
+	}
+	fmt.Printf("does not decode: %s\n", de.Data)
+	repair := []flow.Rule{{Resource: "GET /orders", Count: 100}}
+	if err := w.Write(ctx, repair, de.Revision); err != nil {
+		fmt.Println(err)
+		return
+	}
+	rules, _, err := w.Read(ctx)
+	fmt.Println("repaired:", len(rules), "rule,", err)
+
+	// Output:
+	// does not decode: [{"resource": "GET /orders", "count": 100,}]
+	// repaired: 1 rule, <nil>
 }

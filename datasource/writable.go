@@ -56,7 +56,8 @@ func NewWritable[T any](sink Sink, enc converter.Encoder[T], opts ...Option) *Wr
 // Read reads and decodes the current document (the zero value if it is
 // missing) and returns it with its revision ("" when it is missing). Pass
 // the revision to Write: it succeeds only if nobody changed the document
-// in between.
+// in between. A document that does not decode is an error wrapping a
+// *DecodeError, which holds its revision and content.
 func (w *Writable[T]) Read(ctx context.Context) (T, string, error) {
 	var zero T
 	if w.dec == nil {
@@ -97,7 +98,9 @@ func (w *Writable[T]) Write(ctx context.Context, v T, revision string) error {
 // after a pause that doubles from about 20 ms up to 1 s, jittered within
 // its upper half (with the default 10 attempts they span 2 to 4 seconds);
 // fn must therefore be free of side effects. An error from fn stops Update
-// and is returned as is. A result that encodes to the current bytes writes
+// and is returned as is. A document that does not decode stops it too,
+// before fn is called, with an error wrapping a *DecodeError: Update never
+// writes over what it could not read. A result that encodes to the current bytes writes
 // nothing.
 func (w *Writable[T]) Update(ctx context.Context, fn func(T) (T, error)) error {
 	if w.dec == nil {
@@ -181,10 +184,30 @@ func (w *Writable[T]) decode(snap Snapshot) (T, error) {
 	}
 	v, err := w.dec.Convert(snap.Data)
 	if err != nil {
-		return zero, named(w.name, "decode: %w (revision %s)", err, snap.Revision)
+		return zero, named(w.name, "%w", &DecodeError{Revision: snap.Revision, Data: snap.Data, Err: err})
 	}
 	return v, nil
 }
+
+// DecodeError is what Writable.Read and Update return (wrapped: match it
+// with errors.As) for a document that does not decode. Revision is the
+// document's: a Write at that revision replaces the document (a tool
+// shows Data and Err to a person, who writes a repair), while a Write at
+// any revision read before the document broke is a conflict. Update never
+// writes over such a document: it returns the error without calling its
+// function.
+type DecodeError struct {
+	Revision string // the revision of the document that does not decode
+	Data     []byte // its content
+	Err      error  // the decoder's error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("decode: %v (revision %s)", e.Err, e.Revision)
+}
+
+// Unwrap returns the decoder's error.
+func (e *DecodeError) Unwrap() error { return e.Err }
 
 func (w *Writable[T]) write(ctx context.Context, data []byte, expect string) (Snapshot, error) {
 	// What readers with the same limit would refuse is not written.

@@ -128,6 +128,7 @@ func Run(t *testing.T, h Harness) {
 		{"Recreate", s.recreate},
 		{"UndecodableKeepsLastGood", s.undecodableKeepsLastGood},
 		{"InvalidKeepsLastGood", s.invalidKeepsLastGood},
+		{"UndecodableReplaced", s.undecodableReplaced},
 		{"WriteRoundTrip", s.writeRoundTrip},
 		{"WriteCreate", s.writeCreate},
 		{"WriteConflict", s.writeConflict},
@@ -1177,4 +1178,53 @@ func (s suite) deleteCompareAndSet(t *testing.T) {
 
 	require.NoError(t, r.Close()) // closes the Source
 	require.ErrorIs(t, d.Delete(s.ctx(t), ""), datasource.ErrClosed, "Delete after Close")
+}
+
+// undecodableReplaced: Writable.Read and Update report a document that
+// does not decode as a *datasource.DecodeError holding its revision and
+// content; Update writes nothing over it; a Write at a revision read
+// before it broke is a conflict, a Write at its revision repairs it, and
+// the Readable applies the repair.
+func (s suite) undecodableReplaced(t *testing.T) {
+	b := s.h.New(t)
+	w := s.writable(t, b)
+	s.put(t, b, enc("good"))
+	m := &manager{}
+	r := s.readable(t, b.Source, m)
+	require.NoError(t, r.Start(s.ctx(t)))
+	s.waitRules(t, m, doc{"good"})
+	before := s.readValue(t, w, doc{"good"})
+
+	broken := []byte(`{"not": "an array"`)
+	s.put(t, b, broken)
+	var de *datasource.DecodeError
+	var lastErr error
+	ok := poll(s.ctx(t), s.h.Timeout, func() bool {
+		_, _, lastErr = w.Read(s.ctx(t))
+		return errors.As(lastErr, &de)
+	})
+	require.True(t, ok, "waited %v for Writable.Read to fail with a *datasource.DecodeError; last error %v", s.h.Timeout, lastErr)
+	assert.Equal(t, broken, de.Data, "DecodeError.Data is the document")
+	assert.NotEmpty(t, de.Revision)
+	assert.NotEqual(t, before, de.Revision)
+	assert.Error(t, de.Err, "DecodeError.Err is the decoder's")
+	assert.ErrorContains(t, lastErr, "decode")
+
+	called := false
+	err := w.Update(s.ctx(t), func(d doc) (doc, error) { called = true; return append(d, "over"), nil })
+	require.ErrorAs(t, err, &de, "Update over a document that does not decode")
+	assert.False(t, called, "Update does not call its function on what it could not read")
+
+	err = w.Write(s.ctx(t), doc{"unseen"}, before)
+	require.ErrorIs(t, err, datasource.ErrConflict, "a write at the revision read before the document broke")
+	snap := s.readUntil(t, b, "the broken document", func(snap datasource.Snapshot) bool { return !snap.Missing })
+	assert.Equal(t, broken, snap.Data, "neither Update nor the stale Write changed the document")
+	s.eventually(t, "the Readable to reject the broken document", func() bool { return r.Status().Err != nil })
+	got, _ := m.get()
+	assert.Equal(t, doc{"good"}, got, "the running rules stay")
+
+	require.NoError(t, w.Write(s.ctx(t), doc{"repaired"}, de.Revision), "a write at the broken revision")
+	s.readValue(t, w, doc{"repaired"})
+	s.waitRules(t, m, doc{"repaired"})
+	s.eventually(t, "the Readable's error to clear", func() bool { return r.Status().Err == nil })
 }

@@ -37,6 +37,11 @@
 //   - EmptyDocumentClears, DeleteClears, DeleteKeptWithOption, Recreate.
 //   - UndecodableKeepsLastGood, InvalidKeepsLastGood: a rejected document
 //     leaves the running rules, Status.Err names it and Failures counts.
+//   - UndecodableReplaced (Sinks only): Writable.Read and Update report a
+//     document that does not decode as a *datasource.DecodeError with its
+//     revision and content; Update does not call its function nor write; a
+//     Write at a revision read before the document broke is a conflict; a
+//     Write at the broken revision repairs it, and the Readable applies it.
 //   - WriteRoundTrip, WriteCreate, WriteConflict, SinkConflictOneWinner,
 //     UpdateConcurrentLosesNothing, SharedWritableKeepsEdits (Sinks only):
 //     compare-and-set works against the revision the caller read (a stale
