@@ -49,6 +49,11 @@ type Harness struct {
 	// 200 ms): a backend whose server shows a write late (a Nacos-protocol
 	// server's refresh tick) needs longer beats.
 	BeatInterval time.Duration
+	// RecordExpiry, if not zero, says that the backend removes the record
+	// of an instance whose beats stopped (a lease, a TTL) within this long
+	// after its last beat; StoppedBeatExpires then waits for it to be gone,
+	// not only Stale.
+	RecordExpiry time.Duration
 }
 
 // Defaults of the Harness's burst settings.

@@ -80,7 +80,8 @@
 //     Register wrote, sorted, fresh; bad and duplicate IDs are refused;
 //     beats keep a record for longer than MissedBeats intervals; Close
 //     removes it; a record whose beats stop without Close (a crash)
-//     expires or is listed Stale; closing the Source ends its
+//     expires or is listed Stale (and, with Harness.RecordExpiry, is
+//     removed by the backend); closing the Source ends its
 //     registrations (goleak) and Register and Instances then return
 //     ErrClosed.
 //

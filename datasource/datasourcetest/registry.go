@@ -161,6 +161,19 @@ func (s suite) stoppedBeatExpires(t *testing.T) {
 		alive, ok := find(l, "alive")
 		return (!there || got.Stale) && ok && !alive.Stale
 	})
+	if s.h.RecordExpiry <= 0 {
+		return
+	}
+	within := s.h.RecordExpiry + s.h.Timeout
+	var last []datasource.Instance
+	ok := poll(s.ctx(t), within, func() bool {
+		l, err := reg.Instances(s.ctx(t))
+		_, there := find(l, "crashed")
+		_, alive := find(l, "alive")
+		last = l
+		return err == nil && !there && alive
+	})
+	require.True(t, ok, "waited %v for the backend to remove the crashed instance's record; last list %+v", within, last)
 }
 
 // registryClosed: closing the Source ends its registrations' goroutines;

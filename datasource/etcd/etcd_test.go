@@ -30,6 +30,9 @@ func harness(t *testing.T, srv *integration.Server) datasourcetest.Harness {
 	other := newClient(t, srv.Addr(), withTLS(srv.TLS()))
 	return datasourcetest.Harness{
 		Timeout: 20 * time.Second,
+		// The lease of a 200 ms beat is raised to the server's minimum TTL
+		// (1.5 s here, rounded up), checked every 500 ms.
+		RecordExpiry: 5 * time.Second,
 		New: func(t *testing.T) datasourcetest.Backend {
 			key := "/bulwark-test/conformance/" + t.Name()
 			cut := integration.NewCutter(t, srv.Addr())

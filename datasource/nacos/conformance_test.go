@@ -57,6 +57,8 @@ func TestConformance(t *testing.T) {
 		// A beat is a compare-and-set of one config that shows at the
 		// next refresh: beats of 200 ms would only contend.
 		BeatInterval: 2 * time.Second,
+		RecordExpiry: 8 * time.Second, // 3 beats, and the server's refresh
+
 		New: func(t *testing.T) datasourcetest.Backend {
 			n++
 			dataID := fmt.Sprintf("bulwark-conformance-%d-%d", time.Now().UnixNano(), n)

@@ -84,6 +84,7 @@ func TestConformance(t *testing.T) {
 	admin := newClient(t, srv, nil)
 	var users atomic.Int64
 	datasourcetest.Run(t, datasourcetest.Harness{
+		RecordExpiry: time.Second, // the key's TTL: 3 beats of 200 ms
 		New: func(t *testing.T) datasourcetest.Backend {
 			ctx := testCtx(t, 30*time.Second)
 			user := fmt.Sprintf("source-%d", users.Add(1))
