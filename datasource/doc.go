@@ -125,6 +125,23 @@
 // between attempts grow up to a second, so that its attempts outlast such
 // staleness.
 //
+// A document that does not decode is reported by Read and Update as an
+// error wrapping a [*DecodeError] (match it with errors.As), which holds
+// its revision and content: a tool shows it, and a Write at that revision
+// replaces it. Update never writes over it.
+//
+// # Instances: Registry
+//
+// Every backend's Source is also a [Registry]: a service registers an
+// [Instance] (ID, app, version, address, admin URL) beside its rule
+// document, and a console that reads the document lists the instances
+// with [Registry.Instances]. Register refreshes the record every
+// Instance.Interval ([DefaultBeatInterval]) from a goroutine that the
+// returned io.Closer owns; the record expires [MissedBeats] intervals
+// after its last beat, in the backend's own way (each backend's Register
+// says how), and a record that outlives its beats is listed Stale. The
+// beat loop, its jitter and backoff are the same for every backend.
+//
 // # Implementing a backend
 //
 // Source.Read returns the document as it is now:
