@@ -164,11 +164,11 @@
 // return promptly with an error wrapping ErrClosed, and waits, bounded,
 // for the calls the Source left running when their callers gave up on them
 // (a call that takes no context); it is idempotent. The Readable calls it
-// once, from its Close, after its own Watch has returned. Every backend
-// takes a WithLogger(*slog.Logger) option for what it alone sees (a watch
-// armed, an event ignored, a re-subscription, a broken watch), and logs
-// nothing by default; what the Readable does with that is logged through
-// the Readable's own [WithLogger].
+// once, from its Close, after its own Watch has returned. A backend has no
+// logger of its own: its Watch logs what it alone sees (a watch armed, an
+// event ignored, a re-subscription, a broken watch) at Debug to the logger
+// of the Readable that calls it ([WithLogger]), which the Readable passes
+// in Watch's context.
 //
 // Watcher.Watch blocks until ctx is done (then it returns, with ctx.Err()
 // or nil), the Source is closed (then it returns ErrClosed), or the watch

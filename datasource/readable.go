@@ -15,6 +15,7 @@ import (
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/datasource/internal/bounded"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
+	"github.com/bulwark-go/bulwark/datasource/internal/logctx"
 )
 
 // Status is a Readable's health at one moment. The zero Status is that of
@@ -585,7 +586,7 @@ func (r *Readable[T]) watch(w Watcher) {
 		}
 		r.setWatching(true, nil)
 		began := time.Now()
-		err := w.Watch(WithReadLimit(r.ctx, r.opts.maxSize), from, r.hint)
+		err := w.Watch(logctx.With(WithReadLimit(r.ctx, r.opts.maxSize), r.log), from, r.hint)
 		if r.ctx.Err() != nil {
 			r.setWatching(false, nil)
 			return

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,16 +15,13 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
+	"github.com/bulwark-go/bulwark/datasource/internal/logctx"
 	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
 	"github.com/bulwark-go/bulwark/datasource/internal/registry"
 )
 
 // Option configures a Source.
 type Option func(*Source)
-
-// WithLogger sends the Source's debug logs (watch start, events, breaks)
-// to l. By default it logs nothing; the Readable logs what matters.
-func WithLogger(l *slog.Logger) Option { return func(s *Source) { s.log = backend.Logger(l) } }
 
 // WithNamespace puts the key under prefix, as etcd's namespace package
 // does: the Source reads, watches and writes prefix+key through
@@ -47,7 +43,6 @@ type Source struct {
 	key       string
 	prefix    string // WithNamespace
 	endpoints string // the client's endpoints at New, sorted, for String
-	log       *slog.Logger
 	life      backend.Lifecycle
 	reg       *registry.Registry
 	reopen    func(key string) *Source // New with the same client and options
@@ -79,7 +74,7 @@ var (
 // (namespace.NewKV) and endpoints are configured there, and Close does not
 // close it.
 func New(client *clientv3.Client, key string, opts ...Option) *Source {
-	s := &Source{key: key, log: backend.Logger(nil)}
+	s := &Source{key: key}
 	s.reopen = func(k string) *Source { return New(client, k, opts...) }
 	for _, opt := range opts {
 		if opt != nil {
@@ -302,7 +297,7 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 	if err != nil {
 		return s.life.WatchEnded(ctx, err)
 	}
-	s.log.Debug("etcd watch", "key", s.name(), "from_revision", start)
+	logctx.From(ctx).Debug("etcd watch", "key", s.name(), "from_revision", start)
 	for resp := range s.watcher.Watch(clientv3.WithRequireLeader(ctx), s.key, clientv3.WithRev(start)) {
 		if err := resp.Err(); err != nil {
 			if resp.CompactRevision != 0 {
@@ -310,7 +305,7 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 			} else {
 				err = fmt.Errorf("etcd: watch %s: %w", s.name(), err)
 			}
-			s.log.Debug("etcd watch broke", "key", s.name(), "err", err)
+			logctx.From(ctx).Debug("etcd watch broke", "key", s.name(), "err", err)
 			return s.life.WatchEnded(ctx, err)
 		}
 		for _, ev := range resp.Events {
@@ -320,7 +315,7 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 			} else {
 				snap = datasource.Snapshot{Data: ev.Kv.Value, Revision: revision(ev.Kv.ModRevision)}
 			}
-			s.log.Debug("etcd watch event", "key", s.name(), "type", ev.Type.String(), "revision", ev.Kv.ModRevision)
+			logctx.From(ctx).Debug("etcd watch event", "key", s.name(), "type", ev.Type.String(), "revision", ev.Kv.ModRevision)
 			changed(snap)
 		}
 	}

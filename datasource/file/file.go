@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -49,12 +48,6 @@ func WithDebounce(d time.Duration) Option { return func(s *Source) { s.debounce 
 // writes the file must use the same lock file.
 func WithLockPath(path string) Option { return func(s *Source) { s.lockPath = path } }
 
-// WithLogger sends the Source's debug logs to l: what Watch watches, the
-// events it ignores (other files in the watched directories) and those it
-// reads after, a debounced burst, an overflowed event queue. By default it
-// logs nothing; the Readable logs what matters.
-func WithLogger(l *slog.Logger) Option { return func(s *Source) { s.log = backend.Logger(l) } }
-
 // Source is a rule document in a file: a datasource.Source, a
 // datasource.Watcher and a datasource.Sink. Its revision is the content
 // revision (datasource.ContentRevision). It is safe for concurrent use.
@@ -64,7 +57,6 @@ type Source struct {
 	polling  bool
 	debounce time.Duration
 	lockPath string
-	log      *slog.Logger
 	life     backend.Lifecycle
 	reg      *registry.Registry
 	reads    atomic.Int64 // calls of Read, for tests
@@ -85,7 +77,7 @@ func New(path string, opts ...Option) *Source {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	s := &Source{path: path, perm: 0o644, debounce: defaultDebounce, log: backend.Logger(nil)}
+	s := &Source{path: path, perm: 0o644, debounce: defaultDebounce}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(s)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/internal/logctx"
 )
 
 // Watch calls changed after every change of the file's content later than
@@ -47,11 +49,11 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 	ctx, stop := s.life.WatchContext(ctx)
 	defer stop()
 
-	w := &watch{s: s, fsw: fsw, chain: &tracker{w: fsw, path: s.path, watched: map[string]bool{}}, changed: changed}
+	w := &watch{s: s, log: logctx.From(ctx), fsw: fsw, chain: &tracker{w: fsw, path: s.path, watched: map[string]bool{}}, changed: changed}
 	if err := w.chain.update(); err != nil {
 		return err
 	}
-	s.log.Debug("file watch", "path", s.path, "dirs", len(w.chain.watched), "from_revision", from.Revision, "from_missing", from.Missing)
+	w.log.Debug("file watch", "path", s.path, "dirs", len(w.chain.watched), "from_revision", from.Revision, "from_missing", from.Missing)
 	w.since(ctx, from) // anything that changed between from and now
 	return s.life.WatchEnded(ctx, w.follow(ctx))
 }
@@ -60,6 +62,7 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 // with their events.
 type watch struct {
 	s       *Source
+	log     *slog.Logger // the calling Readable's (datasource.WithLogger)
 	fsw     *fsnotify.Watcher
 	chain   *tracker
 	changed func(datasource.Snapshot)
@@ -84,7 +87,7 @@ func (w *watch) follow(ctx context.Context) error {
 			}
 		case <-w.settle.c:
 			w.settle.fired()
-			w.s.log.Debug("file watch: writes settled", "path", w.s.path)
+			w.log.Debug("file watch: writes settled", "path", w.s.path)
 			w.check(ctx)
 		case err, ok := <-w.fsw.Errors:
 			if !ok {
@@ -104,7 +107,7 @@ func (w *watch) follow(ctx context.Context) error {
 // burst of writes settled.
 func (w *watch) event(ctx context.Context, ev fsnotify.Event) error {
 	if !w.chain.relevant(ev.Name) {
-		w.s.log.Debug("file watch: event on another file ignored", "path", w.s.path, "name", ev.Name, "op", ev.Op.String())
+		w.log.Debug("file watch: event on another file ignored", "path", w.s.path, "name", ev.Name, "op", ev.Op.String())
 		return nil
 	}
 	if ev.Name == w.chain.home && ev.Has(fsnotify.Remove|fsnotify.Rename) {
@@ -116,7 +119,7 @@ func (w *watch) event(ctx context.Context, ev fsnotify.Event) error {
 	if w.s.debounce <= 0 || !ev.Has(fsnotify.Write) {
 		// A rename, create or remove replaces the file (or a link) whole:
 		// read at once. Only in-place writes may be half done.
-		w.s.log.Debug("file watch: event", "path", w.s.path, "name", ev.Name, "op", ev.Op.String())
+		w.log.Debug("file watch: event", "path", w.s.path, "name", ev.Name, "op", ev.Op.String())
 		w.check(ctx)
 		return nil
 	}
@@ -130,7 +133,7 @@ func (w *watch) fsError(ctx context.Context, err error) error {
 	if !errors.Is(err, fsnotify.ErrEventOverflow) {
 		return fmt.Errorf("file: watch %s: %w", w.chain.home, err)
 	}
-	w.s.log.Debug("file watch: event queue overflowed; reading the file", "path", w.s.path)
+	w.log.Debug("file watch: event queue overflowed; reading the file", "path", w.s.path)
 	if err := w.chain.update(); err != nil {
 		return err
 	}

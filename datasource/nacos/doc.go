@@ -76,8 +76,7 @@
 // existing one. The SDK reports a refused CAS as an error carrying the
 // server's message (not as false); Write recognises Nacos' and PolarisMesh's
 // messages. The snapshot returned carries the md5 of the new content. The
-// config type sent with the publish is "json" unless [WithType] says
-// otherwise. Empty data cannot be written (it would read as deleted).
+// config type sent with the publish is "json". Empty data cannot be written (it would read as deleted).
 //
 // Delete is not atomic: DeleteConfig compares nothing, so with an expected
 // revision Delete reads the config, compares its md5, then deletes it. A

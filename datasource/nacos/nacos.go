@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"reflect"
@@ -26,6 +25,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
+	"github.com/bulwark-go/bulwark/datasource/internal/logctx"
 	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
 	"github.com/bulwark-go/bulwark/datasource/internal/registry"
 	"github.com/bulwark-go/bulwark/internal/listeners"
@@ -37,10 +37,10 @@ import (
 // framework's default of 30 s would leave a missed change unseen for long.
 const ReconcileInterval = 10 * time.Second
 
-// defaultType is the config type sent with every publish unless WithType
-// says otherwise; it is what Sentinel's dashboard and Spring Cloud Alibaba
-// use for rule documents.
-const defaultType = "json"
+// configType is the config type sent with every publish, which the Nacos
+// console uses to show the content: rule documents are JSON (Sentinel's
+// dashboard and Spring Cloud Alibaba send the same).
+const configType = "json"
 
 // armDelay is how long after ListenConfig a Watch reads the config once to
 // compare with the snapshot it started from: by then the SDK's listen loop
@@ -52,18 +52,6 @@ const armDelay = 6 * time.Second
 // that exists and creates one that does not.
 var emptyMd5 = md5Hex("")
 
-// Option configures a Source.
-type Option func(*Source)
-
-// WithType sets the config type ("json", "text", "yaml", ...) sent with every
-// publish, which the Nacos console uses to show the content (default
-// "json"). The empty string sends none.
-func WithType(typ string) Option { return func(s *Source) { s.typ = typ } }
-
-// WithLogger sends the Source's debug logs (listener hints, watch start and
-// end) to l. By default it logs nothing; the Readable logs what matters.
-func WithLogger(l *slog.Logger) Option { return func(s *Source) { s.log = backend.Logger(l) } }
-
 // Source is a rule document stored as one Nacos config (a dataId in a group,
 // in the namespace of the client): a datasource.Source, a datasource.Watcher
 // and a datasource.Sink. Its revision is the md5 of the content in hex, the
@@ -72,8 +60,6 @@ type Source struct {
 	cli    config_client.IConfigClient
 	dataID string
 	group  string
-	typ    string
-	log    *slog.Logger
 	ident  string // String: servers and namespace of the client, group, dataId
 
 	life    backend.Lifecycle // counts the SDK calls of Read and Write (which may give up on one early)
@@ -100,32 +86,21 @@ var (
 // same dataID and group on client yourself while a Readable watches it.
 // Several Sources on one client and config are fine (they share one
 // listener).
-func New(client config_client.IConfigClient, dataID, group string, opts ...Option) *Source {
-	s := &Source{
-		cli:    client,
-		dataID: dataID,
-		group:  group,
-		typ:    defaultType,
-		log:    backend.Logger(nil),
-	}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(s)
-		}
-	}
+func New(client config_client.IConfigClient, dataID, group string) *Source {
+	s := &Source{cli: client, dataID: dataID, group: group}
 	g := group
 	if g == "" {
 		g = constant.DEFAULT_GROUP // as the SDK does
 	}
 	servers, ns := describe(client)
 	s.ident = "nacos://" + servers + "/" + ns + "/" + g + "/" + dataID
-	s.reopen = func(id string) *Source { return New(client, id, group, opts...) }
+	s.reopen = func(id string) *Source { return New(client, id, group) }
 	return s.withRegistry()
 }
 
 // withRegistry gives s its instance registry, over the config beside it.
 func (s *Source) withRegistry() *Source {
-	s.regCfg = &Source{cli: s.cli, dataID: s.dataID + instancesSuffix, group: s.group, typ: defaultType, log: s.log}
+	s.regCfg = &Source{cli: s.cli, dataID: s.dataID + instancesSuffix, group: s.group}
 	s.regCfg.ident = s.ident + instancesSuffix
 	s.reg = registry.New("nacos", &instanceStore{cfg: s.regCfg})
 	return s
@@ -353,7 +328,7 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 			DataId:  s.dataID,
 			Group:   s.group,
 			Content: content,
-			Type:    s.typ,
+			Type:    configType,
 			CasMd5:  cas,
 		})
 	})
@@ -445,7 +420,7 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 		mu.Lock()
 		defer mu.Unlock()
 		if live {
-			s.log.Debug("nacos listener callback", "config", s.name(), "md5", md5Hex(content))
+			logctx.From(ctx).Debug("nacos listener callback", "config", s.name(), "md5", md5Hex(content))
 			changed(snapshot(content))
 		}
 	}
@@ -458,10 +433,10 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 		live = false
 		mu.Unlock()
 		if err := unsubscribe(); err != nil {
-			s.log.Debug("nacos cancel listen", "config", s.name(), "err", err)
+			logctx.From(ctx).Debug("nacos cancel listen", "config", s.name(), "err", err)
 		}
 	}()
-	s.log.Debug("nacos watch", "config", s.name(), "from_md5", from.Revision, "from_missing", from.Missing)
+	logctx.From(ctx).Debug("nacos watch", "config", s.name(), "from_md5", from.Revision, "from_missing", from.Missing)
 
 	armed := time.NewTimer(armDelay)
 	defer armed.Stop()

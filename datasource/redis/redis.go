@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -64,12 +63,6 @@ func WithServers(addrs ...string) Option {
 	}
 }
 
-// WithLogger sends the Source's debug logs to l: each subscription and its
-// confirmation, a re-subscription after go-redis reconnected, the PINGs of
-// a silent subscription, messages of other channels ignored, and why a
-// watch broke. By default it logs nothing; the Readable logs what matters.
-func WithLogger(l *slog.Logger) Option { return func(s *Source) { s.log = backend.Logger(l) } }
-
 // Source is a rule document in a Redis string key, with change
 // notifications on a Pub/Sub channel: a datasource.Source, a
 // datasource.Watcher and a datasource.Sink. Its revision is the content
@@ -82,7 +75,6 @@ type Source struct {
 	closeWait time.Duration
 	servers   string // WithServers, else the client's addresses
 	db        int
-	log       *slog.Logger
 	life      backend.Lifecycle // counts the commands in flight
 	reg       *registry.Registry
 	reopen    func(key, channel string) *Source
@@ -107,7 +99,6 @@ func New(client goredis.UniversalClient, key, channel string, opts ...Option) *S
 		channel:   channel,
 		health:    defaultHealthCheckInterval,
 		closeWait: backend.CloseWait,
-		log:       backend.Logger(nil),
 	}
 	s.servers, s.db = describe(client)
 	s.reopen = func(k, c string) *Source { return New(client, k, c, opts...) }

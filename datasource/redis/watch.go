@@ -9,6 +9,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/internal/logctx"
 )
 
 // Watch SUBSCRIBEs to the channel and calls changed (with an empty
@@ -35,7 +36,7 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 	defer release()
 	sub := &subscription{s: s, ps: ps, from: from, changed: changed}
 	err := s.life.WatchEnded(ctx, sub.follow(ctx))
-	s.log.Debug("redis watch ended", "channel", s.channel, "err", err)
+	logctx.From(ctx).Debug("redis watch ended", "channel", s.channel, "err", err)
 	return err
 }
 
@@ -77,7 +78,7 @@ func (w *subscription) follow(ctx context.Context) error {
 	if err := w.ps.Subscribe(ctx, w.s.channel); err != nil {
 		return fmt.Errorf("redis: subscribe %q: %w", w.s.channel, err)
 	}
-	w.s.log.Debug("redis watch: SUBSCRIBE sent", "channel", w.s.channel, "key", w.s.key)
+	logctx.From(ctx).Debug("redis watch: SUBSCRIBE sent", "channel", w.s.channel, "key", w.s.key)
 	for {
 		msg, err := w.ps.ReceiveTimeout(ctx, w.s.health)
 		if err != nil {
@@ -106,7 +107,7 @@ func (w *subscription) silent(ctx context.Context, err error) error {
 	case w.pinged:
 		return fmt.Errorf("redis: subscription to %q: no answer to PING within %v", w.s.channel, w.s.health)
 	}
-	w.s.log.Debug("redis watch: subscription silent; PING", "channel", w.s.channel, "after", w.s.health)
+	logctx.From(ctx).Debug("redis watch: subscription silent; PING", "channel", w.s.channel, "after", w.s.health)
 	if err := w.ps.Ping(ctx); err != nil {
 		return fmt.Errorf("redis: subscription to %q: ping: %w", w.s.channel, err)
 	}
@@ -122,10 +123,10 @@ func (w *subscription) receive(ctx context.Context, msg any) error {
 		if m.Kind == "subscribe" && m.Channel == w.s.channel {
 			return w.confirm(ctx)
 		}
-		w.s.log.Debug("redis watch: ignored", "channel", w.s.channel, "kind", m.Kind, "of", m.Channel)
+		logctx.From(ctx).Debug("redis watch: ignored", "channel", w.s.channel, "kind", m.Kind, "of", m.Channel)
 	case *goredis.Message:
 		if m.Channel != w.s.channel {
-			w.s.log.Debug("redis watch: message on another channel ignored", "channel", w.s.channel, "of", m.Channel)
+			logctx.From(ctx).Debug("redis watch: message on another channel ignored", "channel", w.s.channel, "of", m.Channel)
 			return nil
 		}
 		// A hint: the payload may be the document (Java Sentinel's
@@ -143,12 +144,12 @@ func (w *subscription) receive(ctx context.Context, msg any) error {
 // what was published meanwhile is lost: it has the key read again.
 func (w *subscription) confirm(ctx context.Context) error {
 	if w.confirmed {
-		w.s.log.Debug("redis watch: re-subscribed after a reconnect; reading the key", "channel", w.s.channel)
+		logctx.From(ctx).Debug("redis watch: re-subscribed after a reconnect; reading the key", "channel", w.s.channel)
 		w.changed(datasource.Snapshot{})
 		return nil
 	}
 	w.confirmed = true
-	w.s.log.Debug("redis watch: subscribed", "channel", w.s.channel)
+	logctx.From(ctx).Debug("redis watch: subscribed", "channel", w.s.channel)
 	snap, err := w.s.Read(ctx)
 	switch {
 	case errors.Is(err, datasource.ErrTooLarge):

@@ -191,8 +191,8 @@ func TestSessionExpiry(t *testing.T) {
 			conn := connect(t, srv.Addr(), connConfig{timeout: sessionTimeout, dialer: g.Dial})
 			session := conn.SessionID()
 			armed := &armLog{}
-			opts := append([]zookeeper.Option{zookeeper.WithLogger(slog.New(armed))}, tc.opts...)
-			r := flowrig.Start(t, zookeeper.New(conn, path, opts...), datasource.WithReconcileInterval(time.Hour))
+			r := flowrig.Start(t, zookeeper.New(conn, path, tc.opts...), datasource.WithReconcileInterval(time.Hour),
+				datasource.WithLogger(slog.New(armed)))
 			// The session's owner holds an ephemeral node: the server
 			// removes it when it expires the session.
 			alive := path + ".session"

@@ -150,7 +150,8 @@ func startZK(t *testing.T) *integration.Server {
 	return srv
 }
 
-// armLog is a slog handler for a Source's WithLogger that records the
+// armLog is a slog handler for a Readable's logger (the Source's Watch
+// logs to it) that records the
 // revisions at which its watch was armed ("zookeeper watch armed").
 type armLog struct {
 	mu   sync.Mutex

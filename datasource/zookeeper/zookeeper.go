@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"path"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
+	"github.com/bulwark-go/bulwark/datasource/internal/logctx"
 	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
 	"github.com/bulwark-go/bulwark/datasource/internal/registry"
 )
@@ -73,11 +73,6 @@ func WithServers(servers ...string) Option {
 // bound. Tests shorten it.
 func withCloseWait(d time.Duration) Option { return func(s *Source) { s.closeWait = d } }
 
-// WithLogger sends the Source's debug logs to l: each watch armed (with
-// the node's revision), each event it reports, the session lost. By
-// default it logs nothing; the Readable logs what matters.
-func WithLogger(l *slog.Logger) Option { return func(s *Source) { s.log = backend.Logger(l) } }
-
 // Source is a rule document in one ZooKeeper node: a datasource.Source, a
 // datasource.Watcher and a datasource.Sink over a connection the caller
 // owns. See the package documentation. It is safe for concurrent use.
@@ -87,8 +82,7 @@ type Source struct {
 	acl       []zk.ACL
 	check     time.Duration
 	closeWait time.Duration
-	servers   []string // WithServers, sorted; for String only
-	log       *slog.Logger
+	servers   []string          // WithServers, sorted; for String only
 	life      backend.Lifecycle // counts the zk calls in flight (each runs in its own goroutine)
 	reg       *registry.Registry
 	reopen    func(path string) *Source
@@ -114,7 +108,6 @@ func New(conn *zk.Conn, path string, opts ...Option) *Source {
 		acl:       zk.WorldACL(zk.PermAll),
 		check:     defaultSessionCheck,
 		closeWait: backend.CloseWait,
-		log:       backend.Logger(nil),
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -273,7 +266,7 @@ func (s *Source) arm(ctx context.Context) (<-chan zk.Event, datasource.Snapshot,
 	if r.exists {
 		now = datasource.Snapshot{Revision: revision(r.stat)}
 	}
-	s.log.Debug("zookeeper watch armed", "path", s.path, "revision", now.Revision, "missing", now.Missing)
+	logctx.From(ctx).Debug("zookeeper watch armed", "path", s.path, "revision", now.Revision, "missing", now.Missing)
 	return r.events, now, nil
 }
 
@@ -287,7 +280,7 @@ func (s *Source) waitEvent(ctx context.Context, tick <-chan time.Time, events <-
 			return ctx.Err()
 		case <-tick:
 			if st := s.conn.State(); st != zk.StateHasSession {
-				s.log.Debug("zookeeper watch: no session", "path", s.path, "state", st.String())
+				logctx.From(ctx).Debug("zookeeper watch: no session", "path", s.path, "state", st.String())
 				return fmt.Errorf("zookeeper: watch %s: %w (connection %s)", s.path, ErrNoSession, st)
 			}
 		case ev, ok := <-events:
@@ -295,10 +288,10 @@ func (s *Source) waitEvent(ctx context.Context, tick <-chan time.Time, events <-
 			case !ok:
 				return fmt.Errorf("zookeeper: watch %s: event channel closed", s.path)
 			case ev.Type == zk.EventNotWatching || ev.Err != nil:
-				s.log.Debug("zookeeper watch ended by the client", "path", s.path, "event", ev.Type.String(), "err", ev.Err)
+				logctx.From(ctx).Debug("zookeeper watch ended by the client", "path", s.path, "event", ev.Type.String(), "err", ev.Err)
 				return fmt.Errorf("zookeeper: watch %s: %s: %w", s.path, ev.Type, eventErr(ev))
 			}
-			s.log.Debug("zookeeper watch fired", "path", s.path, "event", ev.Type.String())
+			logctx.From(ctx).Debug("zookeeper watch fired", "path", s.path, "event", ev.Type.String())
 			return nil
 		}
 	}

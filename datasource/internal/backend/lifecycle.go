@@ -1,11 +1,10 @@
 // Package backend holds what every backend's Source shares (package file,
 // etcd, redis, zookeeper, nacos): one lifecycle, so that Close means the
-// same everywhere, and the default of their WithLogger option.
+// same everywhere.
 package backend
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -112,13 +111,4 @@ func (l *Lifecycle) Close(wait time.Duration) bool {
 	l.mu.Unlock()
 	l.cancel()
 	return bounded.Wait(&l.calls, wait)
-}
-
-// Logger is l, or a logger that discards everything when l is nil: the
-// default of every backend's WithLogger.
-func Logger(l *slog.Logger) *slog.Logger {
-	if l == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return l
 }
