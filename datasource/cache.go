@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bulwark-go/bulwark/datasource/internal/atomicfile"
+	"github.com/bulwark-go/bulwark/datasource/internal/contentrev"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
@@ -107,7 +108,7 @@ func (r *Readable[T]) loadCache() error {
 	if err != nil {
 		return named(r.name, "cache: %w", err)
 	}
-	rev := ContentRevision(data)
+	rev := contentrev.Of(data)
 	rejected, warn := r.set(Snapshot{Data: data, Revision: rev})
 	if rejected != nil {
 		return fmt.Errorf("cache %s: %w", path, rejected)

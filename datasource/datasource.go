@@ -2,13 +2,12 @@ package datasource
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
+	"github.com/bulwark-go/bulwark/datasource/internal/contentrev"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
@@ -17,8 +16,10 @@ import (
 // Revision identifies the content: two snapshots with the same non-empty
 // Revision hold the same bytes. It is the backend's version where it has one
 // (an etcd mod revision, a ZooKeeper node version) or a content hash
-// ([ContentRevision]); it is what a [Sink] compares for compare-and-set. A
-// missing document has Missing set, no Data and an empty Revision.
+// (the first 16 bytes of the SHA-256 of the data, in hex, which the
+// framework also gives a present document that a Source returns without a
+// revision); it is what a [Sink] compares for compare-and-set. A missing
+// document has Missing set, no Data and an empty Revision.
 type Snapshot struct {
 	Data     []byte
 	Revision string
@@ -75,13 +76,6 @@ var (
 	ErrTooLarge = limit.ErrTooLarge
 )
 
-// ContentRevision is the revision of a document for backends that have no
-// version of their own: the first 16 bytes of the SHA-256 of data, in hex.
-func ContentRevision(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:16])
-}
-
 // normalize gives a present document without a revision its content
 // revision, so every snapshot the framework compares has one.
 func normalize(s Snapshot) Snapshot {
@@ -89,7 +83,7 @@ func normalize(s Snapshot) Snapshot {
 		return Snapshot{Missing: true}
 	}
 	if s.Revision == "" {
-		s.Revision = ContentRevision(s.Data)
+		s.Revision = contentrev.Of(s.Data)
 	}
 	return s
 }

@@ -153,9 +153,11 @@
 //     it is an error wrapping [ErrTooLarge]);
 //   - Revision must change whenever the content changes, and two snapshots
 //     with the same Revision must hold the same bytes. Use the backend's
-//     version (etcd mod revision, ZooKeeper version) or [ContentRevision].
-//     An empty Revision on a present document is replaced by its
-//     ContentRevision. A missing document's Revision is "".
+//     version (etcd mod revision, ZooKeeper version) or a hash of the
+//     content. An empty Revision on a present document is replaced by its
+//     content revision (the first 16 bytes of its SHA-256, in hex); a Sink
+//     without versions compares with the same. A missing document's
+//     Revision is "".
 //   - Read must not keep Data: the framework may hold it.
 //
 // Every backend has one lifecycle. Source.Close releases what the Source

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/internal/contentrev"
 )
 
 // codec is a tiny JSON codec over []string, standing in for a converter.
@@ -111,7 +112,7 @@ func (f *fake) Write(_ context.Context, data []byte, expect string) (datasource.
 	if cur != expect {
 		return datasource.Snapshot{}, fmt.Errorf("fake: at %q: %w", cur, datasource.ErrConflict)
 	}
-	f.snap = datasource.Snapshot{Data: data, Revision: datasource.ContentRevision(data)}
+	f.snap = datasource.Snapshot{Data: data, Revision: contentrev.Of(data)}
 	return f.snap, nil
 }
 
@@ -166,7 +167,7 @@ func newLagging(lag time.Duration, initial datasource.Snapshot) *lagging {
 func (l *lagging) set(data []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.history = append(l.history, lagEntry{at: time.Now(), snap: datasource.Snapshot{Data: data, Revision: datasource.ContentRevision(data)}})
+	l.history = append(l.history, lagEntry{at: time.Now(), snap: datasource.Snapshot{Data: data, Revision: contentrev.Of(data)}})
 }
 
 // glitch makes the document read as missing from now (lag later) until
@@ -217,7 +218,7 @@ func (l *lagging) Write(_ context.Context, data []byte, expect string) (datasour
 	if cur != expect {
 		return datasource.Snapshot{}, fmt.Errorf("lagging: at %q: %w", cur, datasource.ErrConflict)
 	}
-	snap := datasource.Snapshot{Data: data, Revision: datasource.ContentRevision(data)}
+	snap := datasource.Snapshot{Data: data, Revision: contentrev.Of(data)}
 	l.history = append(l.history, lagEntry{at: time.Now(), snap: snap})
 	return snap, nil
 }

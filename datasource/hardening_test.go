@@ -20,6 +20,7 @@ import (
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/internal/contentrev"
 )
 
 // gated is a watching Source whose Read takes the document as it is when
@@ -93,7 +94,7 @@ func TestPushDuringReadIsNotLost(t *testing.T) {
 		name string
 		x    datasource.Snapshot
 	}{
-		{"revert", datasource.Snapshot{Data: doc("x"), Revision: datasource.ContentRevision(doc("x"))}},
+		{"revert", datasource.Snapshot{Data: doc("x"), Revision: contentrev.Of(doc("x"))}},
 		{"delete", datasource.Snapshot{Missing: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,7 +106,7 @@ func TestPushDuringReadIsNotLost(t *testing.T) {
 				synctest.Wait()
 
 				gate := g.hold()
-				g.put(datasource.Snapshot{Data: doc("b"), Revision: datasource.ContentRevision(doc("b"))})
+				g.put(datasource.Snapshot{Data: doc("b"), Revision: contentrev.Of(doc("b"))})
 				synctest.Wait() // the read for B has taken B and waits
 				g.put(tc.x)     // back to X while that read is in flight
 				g.release(gate)

@@ -1,6 +1,7 @@
 package datasource
 
 import (
+	"github.com/bulwark-go/bulwark/datasource/internal/contentrev"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func TestBackoffBounds(t *testing.T) {
 func TestNormalize(t *testing.T) {
 	assert.Equal(t, Snapshot{Missing: true}, normalize(Snapshot{Missing: true, Revision: "x", Data: []byte("y")}))
 	s := normalize(Snapshot{Data: []byte("[]")})
-	assert.Equal(t, ContentRevision([]byte("[]")), s.Revision)
+	assert.Equal(t, contentrev.Of([]byte("[]")), s.Revision)
 	assert.Len(t, s.Revision, 32)
 }
 

@@ -6,10 +6,10 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
-// WithReadLimit returns a context that carries the size limit of the
+// withReadLimit returns a context that carries the size limit of the
 // document a Source.Read is asked for. The Readable and the Writable set it
 // on every Read; a backend reads it with [ReadLimit].
-func WithReadLimit(ctx context.Context, n int64) context.Context { return limit.With(ctx, n) }
+func withReadLimit(ctx context.Context, n int64) context.Context { return limit.With(ctx, n) }
 
 // ReadLimit returns the size limit carried by ctx: the largest document, in
 // bytes, that Source.Read may return. A Read of a larger document returns

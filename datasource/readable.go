@@ -389,7 +389,7 @@ func (r *Readable[T]) readOnce() readResult {
 	res := readResult{gen: r.gen}
 	r.mu.Unlock()
 
-	ctx, cancel := WithReadLimit(r.ctx, r.opts.maxSize), context.CancelFunc(func() {})
+	ctx, cancel := withReadLimit(r.ctx, r.opts.maxSize), context.CancelFunc(func() {})
 	if r.opts.readTimeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, r.opts.readTimeout)
 	}
@@ -586,7 +586,7 @@ func (r *Readable[T]) watch(w Watcher) {
 		}
 		r.setWatching(true, nil)
 		began := time.Now()
-		err := w.Watch(logctx.With(WithReadLimit(r.ctx, r.opts.maxSize), r.log), from, r.hint)
+		err := w.Watch(logctx.With(withReadLimit(r.ctx, r.opts.maxSize), r.log), from, r.hint)
 		if r.ctx.Err() != nil {
 			r.setWatching(false, nil)
 			return

@@ -160,7 +160,7 @@ func (w *Writable[T]) read(ctx context.Context) (Snapshot, error) {
 	if w.src == nil {
 		return Snapshot{}, named(w.name, "read: %w", errNotReadable)
 	}
-	snap, err := w.src.Read(WithReadLimit(ctx, w.opts.maxSize))
+	snap, err := w.src.Read(withReadLimit(ctx, w.opts.maxSize))
 	if err != nil {
 		return Snapshot{}, named(w.name, "read: %w", err)
 	}

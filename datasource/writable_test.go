@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/internal/contentrev"
 )
 
 // readWrite reads the document and writes v over the revision read.
@@ -185,7 +186,7 @@ func TestWaitAppliedReadAfterWriteOneRead(t *testing.T) {
 func TestWaitAppliedEventuallyConsistent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const lag = time.Second
-		l := newLagging(lag, datasource.Snapshot{Data: doc("a"), Revision: datasource.ContentRevision(doc("a"))})
+		l := newLagging(lag, datasource.Snapshot{Data: doc("a"), Revision: contentrev.Of(doc("a"))})
 		r := datasource.NewReadable(l, codec{}, datasource.WithPollInterval(time.Hour))
 		errBad := errors.New("invalid rule")
 		r.Property().Listen(func(v []string) error {
@@ -227,7 +228,7 @@ func TestWaitAppliedEventuallyConsistentCreate(t *testing.T) {
 // shows a later write by someone else: the wait ends.
 func TestWaitAppliedReplacedByLaterWrite(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := newLagging(time.Second, datasource.Snapshot{Data: doc("a"), Revision: datasource.ContentRevision(doc("a"))})
+		l := newLagging(time.Second, datasource.Snapshot{Data: doc("a"), Revision: contentrev.Of(doc("a"))})
 		r := datasource.NewReadable(l, codec{}, datasource.WithPollInterval(time.Hour))
 		require.NoError(t, r.Start(t.Context()))
 		defer r.Close()
@@ -247,7 +248,7 @@ func TestWaitAppliedReplacedByLaterWrite(t *testing.T) {
 // does while it swaps releases): the wait reads on until it sees the write.
 func TestWaitAppliedTransientMissing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := newLagging(time.Second, datasource.Snapshot{Data: doc("a"), Revision: datasource.ContentRevision(doc("a"))})
+		l := newLagging(time.Second, datasource.Snapshot{Data: doc("a"), Revision: contentrev.Of(doc("a"))})
 		r := datasource.NewReadable(l, codec{}, datasource.WithPollInterval(time.Hour))
 		require.NoError(t, r.Start(t.Context()))
 		defer r.Close()
@@ -264,7 +265,7 @@ func TestWaitAppliedTransientMissing(t *testing.T) {
 
 func TestWaitAppliedStaleUntilTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := newLagging(time.Hour, datasource.Snapshot{Data: doc("a"), Revision: datasource.ContentRevision(doc("a"))})
+		l := newLagging(time.Hour, datasource.Snapshot{Data: doc("a"), Revision: contentrev.Of(doc("a"))})
 		r := datasource.NewReadable(l, codec{}, datasource.WithPollInterval(time.Hour))
 		require.NoError(t, r.Start(t.Context()))
 		defer r.Close()
@@ -282,7 +283,7 @@ func TestWaitAppliedStaleUntilTimeout(t *testing.T) {
 // staleness within the default attempts. Nothing is lost.
 func TestUpdateEventuallyConsistent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := newLagging(time.Second, datasource.Snapshot{Data: doc(), Revision: datasource.ContentRevision(doc())})
+		l := newLagging(time.Second, datasource.Snapshot{Data: doc(), Revision: contentrev.Of(doc())})
 		w := datasource.NewWritable(l, codec{})
 		for _, item := range []string{"a", "b", "c", "d"} {
 			require.NoError(t, w.Update(t.Context(), func(v []string) ([]string, error) { return append(v, item), nil }))

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/internal/contentrev"
 )
 
 // Harness describes a backend to Run.
@@ -922,7 +923,7 @@ func (s suite) burst(t *testing.T, what string, start []byte, round func(ctx con
 			require.NoError(t, err, "the backend holds a document the suite did not write")
 			rev = snap.Revision
 			if rev == "" {
-				rev = datasource.ContentRevision(snap.Data)
+				rev = contentrev.Of(snap.Data)
 			}
 		}
 		return poll(t.Context(), s.h.BurstSettle, func() bool {

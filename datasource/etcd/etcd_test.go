@@ -20,6 +20,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/etcd"
 	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
+	sizelimit "github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
@@ -399,13 +400,13 @@ func TestReadLimit(t *testing.T) {
 	const limit = 100
 	_, err := cli.Put(ctx, key, strings.Repeat("x", limit))
 	require.NoError(t, err)
-	snap, err := src.Read(datasource.WithReadLimit(ctx, limit))
+	snap, err := src.Read(sizelimit.With(ctx, limit))
 	require.NoError(t, err)
 	assert.Len(t, snap.Data, limit)
 
 	_, err = cli.Put(ctx, key, strings.Repeat("x", limit+1))
 	require.NoError(t, err)
-	_, err = src.Read(datasource.WithReadLimit(ctx, limit))
+	_, err = src.Read(sizelimit.With(ctx, limit))
 	require.ErrorIs(t, err, datasource.ErrTooLarge)
 	assert.ErrorContains(t, err, key)
 	t.Logf("over the limit: %v", err)

@@ -5,10 +5,10 @@
 // Reading: a file that does not exist (or a link that leads nowhere) is a
 // missing document (the rules are cleared, or kept with
 // datasource.WithKeepOnMissing), not an error; symbolic links are
-// followed. The revision is the content revision (datasource.ContentRevision
-// of the bytes). Read opens the file without blocking and refuses anything
-// that is not a regular file, naming the path and what it is ("is a named
-// pipe (FIFO), not a regular file"): a FIFO with no writer, a device or a
+// followed. The revision is the content revision (the first 16 bytes
+// of the SHA-256 of the bytes, in hex). Read opens the file without
+// blocking and refuses anything that is not a regular file, naming the
+// path and what it is ("is a named pipe (FIFO), not a regular file"): a FIFO with no writer, a device or a
 // socket can neither hang a read nor stream forever. A document larger than
 // the limit the Readable or Writable puts in the read's context
 // (datasource.WithMaxSize, 4 MiB by default) is refused with an error
@@ -40,7 +40,7 @@
 // the directories it now goes through, and reads the file. Events on other
 // files in the same directories, such as a log file beside the rules, are
 // ignored: they cause no read. A rename, creation or removal is read at
-// once; a burst of in-place write events is read once, WithDebounce (5 ms)
+// once; a burst of in-place write events is read once, 5 ms
 // after its first. Each such read is hinted with the revision it found,
 // not the document (the watcher keeps no copy of it), even when it is the
 // revision Watch found last: the Readable may have read another document
@@ -63,7 +63,7 @@
 // directory, synced, renamed over the file, and the directory is synced: a
 // reader sees the old document or the new one, and a crash after Write
 // returns keeps the new one. The file keeps its permission bits (and
-// owner, where the process may set it); a new file gets WithPerm (0644). A
+// owner, where the process may set it); a new file gets 0644. A
 // file that is a link has its target (the end of the chain) replaced.
 //
 // Delete compares and removes under the same lock, then syncs the

@@ -14,6 +14,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/atomicfile"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
+	"github.com/bulwark-go/bulwark/datasource/internal/contentrev"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
 	"github.com/bulwark-go/bulwark/datasource/internal/registry"
@@ -26,9 +27,9 @@ const defaultDebounce = 5 * time.Millisecond
 // Option configures a Source.
 type Option func(*Source)
 
-// WithPerm sets the permission bits of a file Write creates (default
+// withPerm sets the permission bits of a file Write creates (default
 // 0o644). A file that exists keeps its own.
-func WithPerm(perm fs.FileMode) Option { return func(s *Source) { s.perm = perm.Perm() } }
+func withPerm(perm fs.FileMode) Option { return func(s *Source) { s.perm = perm.Perm() } }
 
 // WithPolling makes Watch report datasource.ErrWatchUnsupported, so the
 // Readable polls the file (content hash) at its poll interval instead of
@@ -36,12 +37,12 @@ func WithPerm(perm fs.FileMode) Option { return func(s *Source) { s.perm = perm.
 // events (some network and FUSE mounts).
 func WithPolling() Option { return func(s *Source) { s.polling = true } }
 
-// WithDebounce sets how long Watch waits after the first in-place write
+// withDebounce sets how long Watch waits after the first in-place write
 // event of a burst before it reads the file (default 5 ms); a
 // writer that truncates and then writes is then read once, complete.
 // Renames, creations and removals (atomic saves, ConfigMap swaps) are read
 // at once. Zero reads at once after every event.
-func WithDebounce(d time.Duration) Option { return func(s *Source) { s.debounce = max(d, 0) } }
+func withDebounce(d time.Duration) Option { return func(s *Source) { s.debounce = max(d, 0) } }
 
 // WithLockPath sets the lock file Write holds while it compares and
 // replaces (default: ".<name>.lock" beside the file). Every process that
@@ -50,7 +51,7 @@ func WithLockPath(path string) Option { return func(s *Source) { s.lockPath = pa
 
 // Source is a rule document in a file: a datasource.Source, a
 // datasource.Watcher and a datasource.Sink. Its revision is the content
-// revision (datasource.ContentRevision). It is safe for concurrent use.
+// revision (a hash of the bytes). It is safe for concurrent use.
 type Source struct {
 	path     string
 	perm     fs.FileMode
@@ -189,7 +190,7 @@ func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 	if err != nil {
 		return datasource.Snapshot{}, fmt.Errorf("file: read %s: %w", s.path, err)
 	}
-	return datasource.Snapshot{Data: data, Revision: datasource.ContentRevision(data)}, nil
+	return datasource.Snapshot{Data: data, Revision: contentrev.Of(data)}, nil
 }
 
 // checkFile refuses a file that is not a regular file, or whose size is
@@ -268,7 +269,7 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 	if err := atomicfile.Write(target, data, s.perm); err != nil {
 		return datasource.Snapshot{}, fmt.Errorf("file: %w", err)
 	}
-	return datasource.Snapshot{Data: append([]byte(nil), data...), Revision: datasource.ContentRevision(data)}, nil
+	return datasource.Snapshot{Data: append([]byte(nil), data...), Revision: contentrev.Of(data)}, nil
 }
 
 // lock takes the lock every writer of the file takes (WithLockPath, else

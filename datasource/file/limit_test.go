@@ -13,6 +13,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/file"
+	sizelimit "github.com/bulwark-go/bulwark/datasource/internal/limit"
 )
 
 const hugeSize = 256 << 20
@@ -48,9 +49,9 @@ func TestReadRefusesLargeDocument(t *testing.T) {
 	// A smaller limit from the context is honoured too.
 	small := filepath.Join(t.TempDir(), "small.json")
 	require.NoError(t, os.WriteFile(small, doc("a", "b", "c"), 0o644))
-	_, err = file.New(small).Read(datasource.WithReadLimit(t.Context(), 4))
+	_, err = file.New(small).Read(sizelimit.With(t.Context(), 4))
 	require.ErrorIs(t, err, datasource.ErrTooLarge)
-	snap, err := file.New(small).Read(datasource.WithReadLimit(t.Context(), 0))
+	snap, err := file.New(small).Read(sizelimit.With(t.Context(), 0))
 	require.NoError(t, err, "no limit")
 	assert.Equal(t, doc("a", "b", "c"), snap.Data)
 

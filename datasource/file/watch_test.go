@@ -19,6 +19,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/file"
+	"github.com/bulwark-go/bulwark/datasource/internal/contentrev"
 )
 
 const wait = 10 * time.Second
@@ -154,7 +155,7 @@ func TestWriteKeepsPermissionsAndLeavesNoTemporaryFile(t *testing.T) {
 	require.NoError(t, err)
 	out, err := src.Write(t.Context(), doc("b"), snap.Revision)
 	require.NoError(t, err)
-	assert.Equal(t, datasource.ContentRevision(doc("b")), out.Revision)
+	assert.Equal(t, contentrev.Of(doc("b")), out.Revision)
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
@@ -296,7 +297,7 @@ func TestWatchIgnoresOtherFiles(t *testing.T) {
 	// No debounce: every event that counts is read at once.
 	src := file.New(path, file.WithDebounce(0))
 	hints := watch(t, src)
-	require.Equal(t, datasource.ContentRevision(doc("one")), next(t, hints).Revision) // armed
+	require.Equal(t, contentrev.Of(doc("one")), next(t, hints).Revision) // armed
 	reads := file.ReadCount(src)
 
 	logPath := filepath.Join(dir, "app.log")
@@ -317,7 +318,7 @@ func TestWatchIgnoresOtherFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(path+".tmp", doc("two"), 0o644))
 	require.NoError(t, os.Rename(path+".tmp", path))
 	hint := next(t, hints)
-	assert.Equal(t, datasource.ContentRevision(doc("two")), hint.Revision)
+	assert.Equal(t, contentrev.Of(doc("two")), hint.Revision)
 	assert.Nil(t, hint.Data, "the watcher keeps no copy of the document")
 	assert.Equal(t, reads+1, file.ReadCount(src), "only the save of the rules file was read")
 }
@@ -360,7 +361,7 @@ func next(t *testing.T, hints <-chan datasource.Snapshot) datasource.Snapshot {
 // seen half done first).
 func waitHint(t *testing.T, hints <-chan datasource.Snapshot, data []byte) {
 	t.Helper()
-	for want := datasource.ContentRevision(data); next(t, hints).Revision != want; {
+	for want := contentrev.Of(data); next(t, hints).Revision != want; {
 	}
 }
 
@@ -430,11 +431,11 @@ func TestWatchHintsEverySave(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rules.json")
 	require.NoError(t, os.WriteFile(path, doc("a"), 0o644))
 	hints := watch(t, file.New(path))
-	require.Equal(t, datasource.ContentRevision(doc("a")), next(t, hints).Revision) // armed
+	require.Equal(t, contentrev.Of(doc("a")), next(t, hints).Revision) // armed
 	for range 3 {
 		require.NoError(t, os.WriteFile(path+".tmp", doc("a"), 0o644))
 		require.NoError(t, os.Rename(path+".tmp", path))
-		assert.Equal(t, datasource.ContentRevision(doc("a")), next(t, hints).Revision)
+		assert.Equal(t, contentrev.Of(doc("a")), next(t, hints).Revision)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	sizelimit "github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/datasource/nacos"
 	"github.com/bulwark-go/bulwark/internal/integration"
 )
@@ -24,7 +25,7 @@ func TestReadLimit(t *testing.T) {
 	dataID := uniqueID("bulwark-limit")
 	w := newWriter(t, srv.Addr(), "", dataID, group)
 	src := nacos.New(newClient(t, srv.Addr(), ""), dataID, group)
-	limited := datasource.WithReadLimit(ctx, limit)
+	limited := sizelimit.With(ctx, limit)
 
 	at := strings.Repeat("x", limit)
 	require.NoError(t, w.put(ctx, at))

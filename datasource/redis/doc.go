@@ -24,7 +24,7 @@
 // Read reads the key. A key that does not exist is a missing document
 // (the rules are cleared, or kept with datasource.WithKeepOnMissing), not
 // an error. Redis keeps no version of a value: the revision is the content
-// revision (datasource.ContentRevision of the bytes).
+// revision (the first 16 bytes of the SHA-256 of the bytes, in hex).
 //
 // A read is bounded by the size limit of its context (datasource.ReadLimit,
 // which the Readable and the Writable set from datasource.WithMaxSize): it
@@ -80,8 +80,8 @@
 //     subscription, never only before.
 //   - Silent connections. A frozen server or a connection dropped by a
 //     middlebox without a reset delivers no error. When the subscription
-//     has been silent for the health-check interval (WithHealthCheckInterval,
-//     5 s) Watch sends a PING; if nothing arrives
+//     has been silent for the health-check interval
+//     (5 s) Watch sends a PING; if nothing arrives
 //     within another interval, Watch returns an error and the Readable
 //     resyncs as above. Status shows it: WatchErr names the cause, and the
 //     reads that fail while the server is away set Err and count Failures.

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/internal/contentrev"
+	sizelimit "github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/datasource/redis"
 	"github.com/bulwark-go/bulwark/internal/integration"
 )
@@ -24,7 +26,7 @@ func TestReadLimit(t *testing.T) {
 	cli := newClient(t, srv, nil)
 	src := redis.New(cli, key, channel)
 	const limit = 100
-	limited := datasource.WithReadLimit(ctx, limit)
+	limited := sizelimit.With(ctx, limit)
 
 	snap, err := src.Read(limited)
 	require.NoError(t, err)
@@ -41,7 +43,7 @@ func TestReadLimit(t *testing.T) {
 	snap, err = src.Read(limited)
 	require.NoError(t, err)
 	assert.Equal(t, at, string(snap.Data))
-	assert.Equal(t, datasource.ContentRevision([]byte(at)), snap.Revision)
+	assert.Equal(t, contentrev.Of([]byte(at)), snap.Revision)
 
 	require.NoError(t, cli.Set(ctx, key, at+"x", 0).Err())
 	_, err = src.Read(limited)
@@ -50,7 +52,7 @@ func TestReadLimit(t *testing.T) {
 	assert.ErrorContains(t, err, "101 bytes")
 	t.Logf("over the limit: %v", err)
 
-	snap, err = src.Read(datasource.WithReadLimit(ctx, 0))
+	snap, err = src.Read(sizelimit.With(ctx, 0))
 	require.NoError(t, err, "no limit")
 	assert.Len(t, snap.Data, limit+1)
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
+	"github.com/bulwark-go/bulwark/datasource/internal/contentrev"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
 	"github.com/bulwark-go/bulwark/datasource/internal/registry"
@@ -28,13 +29,13 @@ const defaultHealthCheckInterval = 5 * time.Second
 // Option configures a Source.
 type Option func(*Source)
 
-// WithHealthCheckInterval sets how long Watch waits on a silent
+// withHealthCheckInterval sets how long Watch waits on a silent
 // subscription before it sends a PING, and how long it waits for the PONG
 // before Watch returns an error (default 5 s). A
 // server that is frozen, or a connection that a middlebox dropped without
 // a reset, is so noticed within twice this interval. Zero or less keeps
 // the default.
-func WithHealthCheckInterval(d time.Duration) Option {
+func withHealthCheckInterval(d time.Duration) Option {
 	return func(s *Source) {
 		if d > 0 {
 			s.health = d
@@ -66,7 +67,7 @@ func WithServers(addrs ...string) Option {
 // Source is a rule document in a Redis string key, with change
 // notifications on a Pub/Sub channel: a datasource.Source, a
 // datasource.Watcher and a datasource.Sink. Its revision is the content
-// revision (datasource.ContentRevision). It is safe for concurrent use.
+// revision (a hash of the bytes). It is safe for concurrent use.
 type Source struct {
 	client    goredis.UniversalClient
 	key       string
@@ -272,7 +273,7 @@ func (s *Source) read(ctx context.Context) (datasource.Snapshot, error) {
 		if err != nil {
 			return datasource.Snapshot{}, err
 		}
-		return datasource.Snapshot{Data: data, Revision: datasource.ContentRevision(data)}, nil
+		return datasource.Snapshot{Data: data, Revision: contentrev.Of(data)}, nil
 	}
 	var exists, size *goredis.IntCmd
 	var head *goredis.StringCmd
@@ -292,7 +293,7 @@ func (s *Source) read(ctx context.Context) (datasource.Snapshot, error) {
 		return datasource.Snapshot{}, err
 	}
 	data := []byte(head.Val())
-	return datasource.Snapshot{Data: data, Revision: datasource.ContentRevision(data)}, nil
+	return datasource.Snapshot{Data: data, Revision: contentrev.Of(data)}, nil
 }
 
 // Write stores data at the key if the key's current content revision is
@@ -320,7 +321,7 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 	if err := s.txError(ctx, "write", err, txErr); err != nil {
 		return datasource.Snapshot{}, err
 	}
-	return datasource.Snapshot{Data: append([]byte(nil), data...), Revision: datasource.ContentRevision(data)}, nil
+	return datasource.Snapshot{Data: append([]byte(nil), data...), Revision: contentrev.Of(data)}, nil
 }
 
 // Delete removes the key if its current content revision is
@@ -362,7 +363,7 @@ func (s *Source) compareAndDelete(ctx context.Context, tx *goredis.Tx, expectRev
 		return fmt.Errorf("redis: get %q: %w", s.key, err)
 	}
 	if !found.Missing {
-		found.Revision = datasource.ContentRevision(cur)
+		found.Revision = contentrev.Of(cur)
 	}
 	if ok, err := backend.MayDelete(found, expectRevision); !ok {
 		if err != nil {
@@ -418,11 +419,11 @@ func (s *Source) compareAndSet(ctx context.Context, tx *goredis.Tx, data []byte,
 	}
 	switch {
 	case expectRevision == "" && !missing:
-		return fmt.Errorf("redis: key %q exists (revision %s): %w", s.key, datasource.ContentRevision(cur), datasource.ErrConflict)
+		return fmt.Errorf("redis: key %q exists (revision %s): %w", s.key, contentrev.Of(cur), datasource.ErrConflict)
 	case expectRevision != "" && missing:
 		return fmt.Errorf("redis: key %q does not exist, expected revision %s: %w", s.key, expectRevision, datasource.ErrConflict)
 	case expectRevision != "":
-		if rev := datasource.ContentRevision(cur); rev != expectRevision {
+		if rev := contentrev.Of(cur); rev != expectRevision {
 			return fmt.Errorf("redis: key %q is at revision %s, expected %s: %w", s.key, rev, expectRevision, datasource.ErrConflict)
 		}
 	}

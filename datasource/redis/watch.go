@@ -24,7 +24,7 @@ import (
 // reconnecting) is also reported to changed, since messages published
 // while it was away are lost. Any receive error other than a read timeout
 // breaks the watch, and so does a PING that the server does not answer
-// within the health-check interval (WithHealthCheckInterval): the
+// within the health-check interval (5 s): the
 // Readable then reads the key again and calls Watch again.
 func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed func(datasource.Snapshot)) error {
 	if s.life.Closed() {

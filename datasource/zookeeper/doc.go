@@ -69,8 +69,8 @@
 //     watch's own channel; Watch returns that error;
 //   - while disconnected, go-zookeeper keeps the session's watches and
 //     queues calls until it reconnects, which would hide an outage. Watch
-//     therefore checks conn.State() every WithSessionCheck (100 ms) and
-//     returns an error wrapping [ErrNoSession] as soon as the connection
+//     therefore checks conn.State() every 100 ms and
+//     returns an error ("no session") as soon as the connection
 //     has no session, and every call fails at once with that error while
 //     there is none (instead of waiting in go-zookeeper's queue).
 //

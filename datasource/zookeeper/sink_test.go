@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	sizelimit "github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/datasource/zookeeper"
 )
 
@@ -98,12 +99,12 @@ func TestReadLimit(t *testing.T) {
 		at[i] = 'x'
 	}
 	require.NoError(t, putNode(conn, path, at))
-	snap, err := src.Read(datasource.WithReadLimit(ctx, limit))
+	snap, err := src.Read(sizelimit.With(ctx, limit))
 	require.NoError(t, err)
 	assert.Len(t, snap.Data, limit)
 
 	require.NoError(t, putNode(conn, path, append(at, 'x')))
-	_, err = src.Read(datasource.WithReadLimit(ctx, limit))
+	_, err = src.Read(sizelimit.With(ctx, limit))
 	require.ErrorIs(t, err, datasource.ErrTooLarge)
 	assert.ErrorContains(t, err, path)
 	t.Logf("over the limit: %v", err)

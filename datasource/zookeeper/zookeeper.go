@@ -20,14 +20,13 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/internal/registry"
 )
 
-// defaultSessionCheck is how often Watch looks at the connection's state
-// (WithSessionCheck).
+// defaultSessionCheck is how often Watch looks at the connection's state.
 const defaultSessionCheck = 100 * time.Millisecond
 
-// ErrNoSession is wrapped by the errors of calls made while the connection
+// errNoSession is wrapped by the errors of calls made while the connection
 // has no ZooKeeper session (disconnected, reconnecting, expired, closed):
 // they fail at once instead of waiting in go-zookeeper's queue.
-var ErrNoSession = errors.New("zookeeper: no session")
+var errNoSession = errors.New("zookeeper: no session")
 
 // Option configures a Source.
 type Option func(*Source)
@@ -41,10 +40,10 @@ func WithACL(acl ...zk.ACL) Option {
 	return func(s *Source) { s.acl = append([]zk.ACL(nil), acl...) }
 }
 
-// WithSessionCheck sets how often Watch checks the connection's state
+// withSessionCheck sets how often Watch checks the connection's state
 // (default 100 ms): a watch ends, with an error wrapping
-// ErrNoSession, at most this long after the connection lost its session.
-func WithSessionCheck(d time.Duration) Option {
+// errNoSession, at most this long after the connection lost its session.
+func withSessionCheck(d time.Duration) Option {
 	return func(s *Source) {
 		if d > 0 {
 			s.check = d
@@ -221,7 +220,7 @@ func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
 // every event, until ctx is done or the Source is closed (then it returns
 // datasource.ErrClosed). It returns an error, so the Readable reads again
 // and watches again, when the connection loses its session (checked every
-// WithSessionCheck), when go-zookeeper invalidates the watch
+// 100 ms), when go-zookeeper invalidates the watch
 // (EventNotWatching: session expired, connection closed), or when a call
 // fails.
 func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed func(datasource.Snapshot)) error {
@@ -281,7 +280,7 @@ func (s *Source) waitEvent(ctx context.Context, tick <-chan time.Time, events <-
 		case <-tick:
 			if st := s.conn.State(); st != zk.StateHasSession {
 				logctx.From(ctx).Debug("zookeeper watch: no session", "path", s.path, "state", st.String())
-				return fmt.Errorf("zookeeper: watch %s: %w (connection %s)", s.path, ErrNoSession, st)
+				return fmt.Errorf("zookeeper: watch %s: %w (connection %s)", s.path, errNoSession, st)
 			}
 		case ev, ok := <-events:
 			switch {
@@ -476,7 +475,7 @@ func call(ctx context.Context, s *Source, op string, f func() (got, error)) (got
 		return fail(err)
 	}
 	if st := s.conn.State(); st != zk.StateHasSession {
-		return fail(fmt.Errorf("%w (connection %s)", ErrNoSession, st))
+		return fail(fmt.Errorf("%w (connection %s)", errNoSession, st))
 	}
 	g, err := backend.Call(ctx, &s.life, f)
 	switch {

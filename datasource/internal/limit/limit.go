@@ -1,7 +1,7 @@
 // Package limit carries the size limit of a document through the context
 // of Source.Read, and checks it for the Readable, the Writable and the
-// backends. package datasource exports the pair WithReadLimit and
-// ReadLimit and the error ErrTooLarge from here.
+// backends. package datasource exports ReadLimit and the error
+// ErrTooLarge from here.
 package limit
 
 import (
