@@ -11,7 +11,7 @@ import (
 )
 
 var breakerKind = kind[circuitbreaker.Rule]{
-	name:     "circuitbreaker",
+	name:     "degrade",
 	validate: circuitbreaker.Rule.Validate,
 	equal:    func(a, b circuitbreaker.Rule) bool { return a == b },
 	resource: func(r circuitbreaker.Rule) string { return r.Resource },
@@ -125,7 +125,7 @@ func (en *Entry) exitBreakers(bs *breakerSet, now mono.Time, rt time.Duration, f
 
 func describeBreaker(r circuitbreaker.Rule) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "circuit breaker %s", r.Grade)
+	fmt.Fprintf(&b, "degrade rule %s", r.Grade)
 	switch r.Grade {
 	case circuitbreaker.SlowRequestRatio:
 		fmt.Fprintf(&b, " rt>%gms ratio>%g", r.Count, r.SlowRatioThreshold)

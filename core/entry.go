@@ -15,7 +15,11 @@ import (
 	"github.com/bulwark-go/bulwark/internal/stat"
 )
 
-// BlockKind is the kind of rule that blocked an entry.
+// BlockKind is the kind of rule that blocked an entry. Its String is the
+// name of the kind's section in a rule-set document (converter.RuleSet),
+// the name a user writes: "flow", "degrade" (circuit breaker), "system",
+// "authority", "paramFlow" (hot parameter). The engine's rule kinds
+// ([RuleEvent], [ValidationError], [RuleStats]) have the same names.
 type BlockKind int
 
 // Block kinds, in checking order.
@@ -34,11 +38,11 @@ func (k BlockKind) String() string {
 	case BlockSystem:
 		return "system"
 	case BlockHotspot:
-		return "hotspot"
+		return "paramFlow"
 	case BlockFlow:
 		return "flow"
 	case BlockCircuitBreaker:
-		return "circuitbreaker"
+		return "degrade"
 	}
 	return fmt.Sprintf("BlockKind(%d)", int(k))
 }

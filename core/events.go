@@ -33,7 +33,7 @@ type RuleSource struct {
 // that differ from the defaults ("GET /orders: count=100").
 type RuleEvent struct {
 	Time   time.Time
-	Kind   string // "flow", "circuitbreaker", "system", "authority", "hotspot"
+	Kind   string // "flow", "degrade", "system", "authority", "paramFlow": a rule-set document's section names
 	Source RuleSource
 	// Rejected says the rules did not change: Errors names every invalid
 	// rule. When Rejected is false, Errors lists the rules a lenient
@@ -66,7 +66,7 @@ type ruleLog struct {
 }
 
 // kindNames are the rule kinds in the order LoadRuleSet applies them.
-var kindNames = [...]string{"flow", "circuitbreaker", "system", "authority", "hotspot"}
+var kindNames = [...]string{"flow", "degrade", "system", "authority", "paramFlow"}
 
 // OnRuleEvent calls fn with every rule event from now on, in order, on the
 // goroutine that loaded the rules; fn must be quick and must not load

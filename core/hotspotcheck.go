@@ -11,7 +11,7 @@ import (
 )
 
 var hotspotKind = kind[hotspot.Rule]{
-	name:     "hotspot",
+	name:     "paramFlow",
 	validate: hotspot.Rule.Validate,
 	equal:    hotspotEqual,
 	resource: func(r hotspot.Rule) string { return r.Resource },
@@ -92,7 +92,7 @@ func (e *Engine) checkHotspot(hs *hotspotSet, en *Entry, args []any, now mono.Ti
 		if d.Wait > 0 {
 			en.waited = true
 			if err := e.sleep(en.ctx, d.Wait); err != nil {
-				return fmt.Errorf("core: %s: waiting for hotspot rule: %w", hc.l.Rule().Resource, err)
+				return fmt.Errorf("core: %s: waiting for paramFlow rule: %w", hc.l.Rule().Resource, err)
 			}
 		}
 	}
@@ -117,7 +117,7 @@ func (hs *hotspotSet) hotspotThreads(en *Entry, d int) {
 
 func describeHotspot(r hotspot.Rule) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "hotspot rule paramIdx=%d %s %g", r.ParamIdx, r.Grade, r.Count)
+	fmt.Fprintf(&b, "paramFlow rule paramIdx=%d %s %g", r.ParamIdx, r.Grade, r.Count)
 	if r.Grade == hotspot.GradeQPS {
 		fmt.Fprintf(&b, "/%ds", r.DurationInSec)
 		if r.ControlBehavior != hotspot.Reject {

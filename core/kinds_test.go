@@ -82,7 +82,7 @@ func TestBreakerThroughEngine(t *testing.T) {
 	assert.Equal(t, core.BlockCircuitBreaker, be.Kind)
 	assert.Equal(t, "db", be.Resource)
 	assert.Equal(t, "breaker OPEN", be.Detail)
-	assert.Contains(t, err.Error(), "circuit breaker errorRatio 0.5 timeWindow=5s")
+	assert.Contains(t, err.Error(), "degrade rule errorRatio 0.5 timeWindow=5s")
 	opened := clk.Now()
 	assert.WithinDuration(t, opened, tr.at(0), 0, "a transition's time is the engine clock's")
 
@@ -494,7 +494,7 @@ func TestHotspotThroughEngine(t *testing.T) {
 	a, err := e.Enter(ctx, "user", core.WithArgs("alice"))
 	require.NoError(t, err)
 	_, err = e.Enter(ctx, "user", core.WithArgs("alice"))
-	assert.Contains(t, blockKind(t, err).Error(), "hotspot rule paramIdx=0 thread 1")
+	assert.Contains(t, blockKind(t, err).Error(), "paramFlow rule paramIdx=0 thread 1")
 	b, err := e.Enter(ctx, "user", core.WithArgs("bob"))
 	require.NoError(t, err)
 	a.Exit()
@@ -573,7 +573,7 @@ func TestLoadRuleSet(t *testing.T) {
 	}
 	err = e.LoadRuleSet(bad)
 	require.ErrorIs(t, err, core.ErrInvalidRules)
-	assert.Contains(t, err.Error(), "hotspot rules rejected")
+	assert.Contains(t, err.Error(), "paramFlow rules rejected")
 	assert.Contains(t, err.Error(), "rules[1].count: must be >= 0")
 	_, err = e.Enter(ctx, "a")
 	blockKind(t, err)

@@ -57,7 +57,7 @@ func (e RuleError) Unwrap() error { return e.Err }
 // default) nothing was applied; in lenient mode the valid rules were.
 // errors.As finds a [RuleError] and a *rule.FieldError in it.
 type ValidationError struct {
-	Kind    string      // "flow", "circuitbreaker", …
+	Kind    string      // "flow", "degrade", "system", "authority", "paramFlow"
 	Rules   []RuleError // every invalid rule, in list order
 	Applied bool        // true in lenient mode: the valid rules are in force
 }

@@ -102,7 +102,7 @@ type Stats struct {
 	Breakers []BreakerStats
 	System   SystemStats
 	// Rules describes the rules in force, per kind, in the order flow,
-	// circuitbreaker, system, authority, hotspot.
+	// degrade, system, authority, paramFlow.
 	Rules []RuleStats
 	// Cluster is the health of the engine's token service
 	// (WithTokenService) when the service reports one (a method

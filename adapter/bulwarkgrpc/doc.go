@@ -32,10 +32,12 @@
 // # Blocked calls
 //
 // A blocked call fails without running the handler (or, on a client,
-// without reaching the network) with "bulwark: blocked (<kind>)" and:
+// without reaching the network) with "bulwark: blocked (<kind>)", the
+// kind named as a rule-set document names it (flow, degrade, system,
+// authority, paramFlow: see core.BlockKind), and:
 //
-//   - codes.ResourceExhausted for flow, hot-parameter and system blocks;
-//   - codes.Unavailable for an open circuit breaker;
+//   - codes.ResourceExhausted for flow, hot-parameter (paramFlow) and system blocks;
+//   - codes.Unavailable for an open circuit breaker (degrade);
 //   - codes.PermissionDenied for authority blocks: the caller's origin is
 //     refused, and retrying will not help.
 //

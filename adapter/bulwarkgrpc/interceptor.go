@@ -129,7 +129,7 @@ func blocked(err error) error {
 		// The call's context ended while a pacing rule made it wait.
 		return status.FromContextError(err).Err()
 	}
-	code := codes.ResourceExhausted // flow, hot parameters, system
+	code := codes.ResourceExhausted // flow, paramFlow, system
 	switch b.Kind {
 	case core.BlockCircuitBreaker:
 		code = codes.Unavailable

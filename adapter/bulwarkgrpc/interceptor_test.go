@@ -68,7 +68,7 @@ func TestServerErrorsOpenTheBreakerApplicationCodesDoNot(t *testing.T) {
 	assert.Equal(t, []codes.Code{codes.Internal, codes.Internal, codes.Internal, codes.Internal}, gets(t, conn, "a", "b", "c", "d"))
 	code, msg := get(t, conn, "e")
 	assert.Equal(t, codes.Unavailable, code)
-	assert.Equal(t, "bulwark: blocked (circuitbreaker)", msg)
+	assert.Equal(t, "bulwark: blocked (degrade)", msg)
 
 	impl.fail.Store(uint32(codes.OK))
 	assert.Equal(t, []codes.Code{codes.Unavailable}, gets(t, conn, "f"), "open until its time window passes")
@@ -212,7 +212,7 @@ func TestOriginAndHotParametersOnTheServer(t *testing.T) {
 	assert.Equal(t, codes.OK, code)
 	code, msg = as("web", "1")
 	assert.Equal(t, codes.ResourceExhausted, code)
-	assert.Equal(t, "bulwark: blocked (hotspot)", msg)
+	assert.Equal(t, "bulwark: blocked (paramFlow)", msg)
 
 	code, _ = as("mobile", "2")
 	assert.Equal(t, codes.OK, code)
@@ -251,7 +251,7 @@ func TestClientInterceptorsBlockBeforeTheNetwork(t *testing.T) {
 
 	_, err = conn.NewStream(t.Context(), &uploadDesc, uploadMethod)
 	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
-	assert.Equal(t, "bulwark: blocked (hotspot)", status.Convert(err).Message())
+	assert.Equal(t, "bulwark: blocked (paramFlow)", status.Convert(err).Message())
 
 	clk.Advance(time.Second)
 	assert.Equal(t, []codes.Code{codes.OK}, gets(t, conn, "4"))
@@ -270,7 +270,7 @@ func TestClientBreakerOpensOnServerFailures(t *testing.T) {
 		gets(t, conn, "1", "2", "3", "4"))
 	assert.EqualValues(t, 3, impl.calls.Load(), "the fourth call was refused locally")
 	_, msg := get(t, conn, "5")
-	assert.Equal(t, "bulwark: blocked (circuitbreaker)", msg)
+	assert.Equal(t, "bulwark: blocked (degrade)", msg)
 
 	impl.fail.Store(uint32(codes.OK))
 	clk.Advance(5 * time.Second)

@@ -43,11 +43,14 @@
 //
 // # Blocked requests
 //
-// A blocked request gets a short text body naming the kind of rule and:
+// A blocked request gets a one-line text body naming the kind of rule as
+// a rule-set document names it, "bulwark: blocked (flow)" (flow, degrade,
+// system, authority, paramFlow: see core.BlockKind), the status message
+// package bulwarkgrpc sends, and:
 //
 //   - 429 Too Many Requests with Retry-After for flow and hot-parameter
-//     blocks (1 second, or the hot-parameter rule's durationInSec);
-//   - 503 Service Unavailable for circuit-breaker and system blocks, with
+//     (paramFlow) blocks (1 second, or the paramFlow rule's durationInSec);
+//   - 503 Service Unavailable for circuit-breaker (degrade) and system blocks, with
 //     Retry-After for a breaker (its timeWindow, the longest it stays
 //     open);
 //   - 403 Forbidden for authority blocks: the caller's origin is refused,

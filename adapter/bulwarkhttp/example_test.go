@@ -31,7 +31,7 @@ func ExampleMiddleware() {
 	// Output:
 	// 200  order 1
 	// 200  order 2
-	// 429 1 Too Many Requests: blocked by bulwark (flow)
+	// 429 1 bulwark: blocked (flow)
 }
 
 // Other routers name their routes themselves; with gorilla/mux, for

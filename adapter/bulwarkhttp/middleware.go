@@ -208,5 +208,5 @@ func blockResponse(w http.ResponseWriter, _ *http.Request, b *core.BlockError) {
 	if retry > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retry))
 	}
-	http.Error(w, http.StatusText(status)+": blocked by bulwark ("+b.Kind.String()+")", status)
+	http.Error(w, "bulwark: blocked ("+b.Kind.String()+")", status) // as the gRPC status message
 }

@@ -135,7 +135,7 @@ func TestFlowRuleFromAFileLimitsAPatternAcrossIDs(t *testing.T) {
 			blocked := get(t, srv, "/orders/4")
 			assert.Equal(t, http.StatusTooManyRequests, blocked.status)
 			assert.Equal(t, "1", blocked.header.Get("Retry-After"))
-			assert.Contains(t, blocked.body, "blocked by bulwark (flow)")
+			assert.Equal(t, "bulwark: blocked (flow)\n", blocked.body)
 			assert.Equal(t, 200, get(t, srv, "/health").status, "another pattern is another resource")
 
 			clk.Advance(time.Second)
@@ -237,7 +237,7 @@ func TestServerErrorsOpenTheBreakerUntilAProbeSucceeds(t *testing.T) {
 	open := get(t, rig.srv, "/work")
 	assert.Equal(t, http.StatusServiceUnavailable, open.status)
 	assert.Equal(t, "10", open.header.Get("Retry-After"))
-	assert.Contains(t, open.body, "(circuitbreaker)")
+	assert.Equal(t, "bulwark: blocked (degrade)\n", open.body)
 	assert.EqualValues(t, 4, rig.calls.Load(), "an open breaker keeps requests from the handler")
 
 	rig.failing.Store(false) // the dependency recovers, but the breaker waits its 10 s
@@ -422,7 +422,7 @@ func TestOriginAndHotParameterRules(t *testing.T) {
 	hot := get(t, srv, "/orders/1", "X-Caller", "web")
 	assert.Equal(t, http.StatusTooManyRequests, hot.status, "id 1 is hot: one a window")
 	assert.Equal(t, "5", hot.header.Get("Retry-After"))
-	assert.Contains(t, hot.body, "(hotspot)")
+	assert.Equal(t, "bulwark: blocked (paramFlow)\n", hot.body)
 
 	assert.Equal(t, 200, get(t, srv, "/orders/2", "X-Caller", "mobile").status)
 	limited := get(t, srv, "/orders/3", "X-Caller", "mobile")
@@ -524,4 +524,31 @@ func TestTheWrappedMuxsPatternWinsOverAnOuterOne(t *testing.T) {
 	// The outer mux set r.Pattern to "/api/"; the inner mux's pattern names
 	// the resource.
 	assert.Equal(t, []int{200, 429, 200}, statuses(t, srv, "/api/orders/1", "/api/orders/2", "/api/health"))
+}
+
+// The README's table of blocked answers shows the body the middleware
+// sends, for every kind.
+func TestREADMEShowsTheBlockBody(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		kind   core.BlockKind
+		status int
+	}{
+		{core.BlockFlow, http.StatusTooManyRequests},
+		{core.BlockHotspot, http.StatusTooManyRequests},
+		{core.BlockSystem, http.StatusServiceUnavailable},
+		{core.BlockCircuitBreaker, http.StatusServiceUnavailable},
+		{core.BlockAuthority, http.StatusForbidden},
+	} {
+		t.Run(tc.kind.String(), func(t *testing.T) {
+			blocked := &core.BlockError{Kind: tc.kind, Resource: "GET /x"}
+			w := httptest.NewRecorder()
+			bulwarkhttp.BlockResponse(w, httptest.NewRequest(http.MethodGet, "/x", nil), blocked)
+			assert.Equal(t, tc.status, w.Code)
+			body := strings.TrimSuffix(w.Body.String(), "\n")
+			assert.Contains(t, string(readme), fmt.Sprintf("| %d", tc.status))
+			assert.Contains(t, string(readme), "`"+body+"` |", "the README shows the body %q", body)
+		})
+	}
 }

@@ -12,18 +12,26 @@
 //
 // Try it:
 //
-//	cd examples/http && go run .        # or: go run ./examples/http -rules examples/http/rules.json
+//	go run ./examples/http              # from the repository root, or: cd examples/http && go run .
 //	curl -i localhost:8080/orders/1
 //	for i in 1 2 3; do curl -s localhost:8080/orders/7; echo; done      # the third: 429, hot parameter
 //	curl -i -H 'X-Caller: scraper' localhost:8080/orders/1                # 403
 //	for i in 1 2 3 4 5; do curl -s localhost:8080/reports/broken; done    # 500 ×3, then 503
 //
-// Edit rules.json while it runs (a count, a new rule): flow rule changes
-// are printed, old → new, and apply to the next request.
+// Edit rules.json while it runs (a count, a new rule, a typo): every
+// change of every kind is printed, old → new, and applies to the next
+// request; a document that does not decode or validate is printed with
+// its reason and the rules in force stay, the way examples/quickstart
+// does. It finds the rules.json beside its source from any directory.
+//
+// The same server has bulwark's live page (package admin) at
+// /debug/bulwark/ and Prometheus metrics (package bulwarkprom) at
+// /metrics; it prints both URLs.
 package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,32 +41,62 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/bulwark-go/bulwark/adapter/bulwarkhttp"
+	"github.com/bulwark-go/bulwark/admin"
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/file"
 	"github.com/bulwark-go/bulwark/examples/internal/follow"
+	"github.com/bulwark-go/bulwark/examples/internal/rulesfile"
+	"github.com/bulwark-go/bulwark/metrics/bulwarkprom"
 )
+
+// defaultRules is rules.json as it was built, for a binary that runs far
+// from its source.
+//
+//go:embed rules.json
+var defaultRules []byte
+
+type config struct {
+	rules       string        // the rule-set file
+	statusEvery time.Duration // how often the datasource's Status is checked for changes
+	log         *slog.Logger  // the engine's and the datasource's logs
+}
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	rules := flag.String("rules", "rules.json", "rule-set file (flow, degrade, paramFlow, authority, system)")
+	c := config{statusEvery: 100 * time.Millisecond, log: slog.New(slog.DiscardHandler)}
+	flag.StringVar(&c.rules, "rules", "", "rule-set file (flow, degrade, paramFlow, authority, system) (default: the rules.json beside this program's source)")
 	verbose := flag.Bool("v", false, "log what the engine and the datasource do (slog, debug level, on stderr)")
 	flag.Parse()
-	log := slog.New(slog.DiscardHandler)
 	if *verbose {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		c.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	if c.rules == "" {
+		path, copied, err := rulesfile.Locate(rulesfile.SourceDir(), os.TempDir(), "http", defaultRules)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "http:", err)
+			os.Exit(1)
+		}
+		if copied {
+			fmt.Println("the rules.json beside the source is not there: following a copy of the built-in one")
+		}
+		c.rules = path
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	lis, err := net.Listen("tcp", *addr)
 	if err == nil {
-		err = run(ctx, os.Stdout, lis, *rules, log)
+		err = run(ctx, os.Stdout, lis, c)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "http:", err)
@@ -66,26 +104,41 @@ func main() {
 	}
 }
 
-// run serves on lis until ctx ends, with the rules of the file at path.
-func run(ctx context.Context, out io.Writer, lis net.Listener, path string, log *slog.Logger) error {
-	engine := core.NewEngine(core.WithLogger(log))
+// run serves on lis until ctx ends, with the rules of the file c.rules.
+func run(ctx context.Context, out io.Writer, lis net.Listener, c config) error {
+	engine := core.NewEngine(core.WithLogger(c.log))
 	defer engine.Close()
-	defer follow.Rules(out, engine)() // print flow rule changes, old → new
-	defer engine.OnBreakerStateChange(func(c circuitbreaker.StateChange) {
-		fmt.Fprintf(out, "breaker %s: %s → %s\n", c.Rule.Resource, c.From, c.To)
+	defer follow.Rules(out, engine)() // print every rule change, old → new
+	defer engine.OnBreakerStateChange(func(ch circuitbreaker.StateChange) {
+		fmt.Fprintf(out, "%s breaker %s: %s → %s\n", ch.Time.Format("15:04:05.000"), ch.Rule.Resource, ch.From, ch.To)
 	})()
 
-	ds := datasource.NewReadable(file.New(path), converter.RuleSet(), datasource.WithLogger(log))
+	ds := datasource.NewReadable(file.New(c.rules), converter.RuleSet(), datasource.WithLogger(c.log))
 	defer engine.RegisterRuleSet(ds.Property())()
 	defer ds.Close()
+	fmt.Fprintf(out, "following %s (edit it while this runs; Ctrl-C to stop)\n", c.rules)
 	if err := ds.Start(ctx); err != nil {
-		fmt.Fprintf(out, "warning: no rules in force until %s is fixed: %v\n", path, err)
+		fmt.Fprintf(out, "warning: no rules in force, every call passes until the file is fixed: %v\n", err)
 	} else if ds.Status().Missing {
-		fmt.Fprintf(out, "warning: %s does not exist: no rules in force until it is created\n", path)
+		fmt.Fprintf(out, "warning: %s does not exist: no rules in force, every call passes until it is created\n", c.rules)
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	statusCtx, stopStatus := context.WithCancel(ctx)
+	defer stopStatus() // before wg.Wait
+	wg.Go(func() { _ = follow.Status(statusCtx, out, engine, ds, c.statusEvery) }) // print every status change
 
-	srv := &http.Server{Handler: handler(engine), ReadHeaderTimeout: 5 * time.Second}
-	fmt.Fprintf(out, "listening on http://%s, rules from %s\n", lis.Addr(), path)
+	// The live page and the metrics on the same server, unprotected; the
+	// collector on a registry of its own (nothing global).
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(bulwarkprom.NewCollector(engine, bulwarkprom.WithDatasources(ds)))
+	mux := service(engine)
+	mux.Handle("/debug/bulwark/", admin.Handler(engine, admin.WithDatasources(ds)))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	base := "http://" + lis.Addr().String()
+	fmt.Fprintf(out, "listening on %s\nlive page: %s/debug/bulwark/\nmetrics: %s/metrics\n", base, base, base)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 	select {
@@ -102,9 +155,9 @@ func run(ctx context.Context, out io.Writer, lis net.Listener, path string, log 
 	return err
 }
 
-// handler is the service: each protected route is wrapped where it is
-// registered, so that r.PathValue is known to WithArgs.
-func handler(engine *core.Engine) http.Handler {
+// service is the order service: each protected route is wrapped where it
+// is registered, so that r.PathValue is known to WithArgs.
+func service(engine *core.Engine) *http.ServeMux {
 	protect := bulwarkhttp.Middleware(engine,
 		bulwarkhttp.WithOrigin(func(r *http.Request) string { return r.Header.Get("X-Caller") }),
 		bulwarkhttp.WithArgs(func(r *http.Request) []any { return []any{r.PathValue("id")} }),

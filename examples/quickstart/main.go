@@ -30,8 +30,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -44,6 +42,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/file"
 	"github.com/bulwark-go/bulwark/examples/internal/follow"
+	"github.com/bulwark-go/bulwark/examples/internal/rulesfile"
 )
 
 // defaultRules is rules.json as it was built, for a binary that runs far
@@ -75,7 +74,7 @@ func main() {
 		c.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	if c.path == "" {
-		path, copied, err := locate(sourceDir(), os.TempDir())
+		path, copied, err := rulesfile.Locate(rulesfile.SourceDir(), os.TempDir(), "quickstart", defaultRules)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "quickstart:", err)
 			os.Exit(1)
@@ -97,41 +96,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
-}
-
-// sourceDir is the directory this file was compiled from: go run and go
-// build record it (unless -trimpath), so the rules.json beside it is found
-// from whatever directory the program runs in. "" when it is not known.
-func sourceDir() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok || !filepath.IsAbs(file) {
-		return ""
-	}
-	return filepath.Dir(file)
-}
-
-// locate returns the rules.json in dir; when dir has none (a binary moved
-// away from its source, a -trimpath build) it returns a copy of the
-// built-in rules in tmp/bulwark-quickstart, written if it is not there yet
-// (an earlier run's edits are kept), and copied is true.
-func locate(dir, tmp string) (path string, copied bool, err error) {
-	if dir != "" {
-		path := filepath.Join(dir, "rules.json")
-		if _, err := os.Stat(path); err == nil {
-			return path, false, nil
-		}
-	}
-	path = filepath.Join(tmp, "bulwark-quickstart", "rules.json")
-	if _, err := os.Stat(path); err == nil {
-		return path, true, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", false, err
-	}
-	if err := os.WriteFile(path, defaultRules, 0o600); err != nil {
-		return "", false, err
-	}
-	return path, true, nil
 }
 
 // endpoint is one protected call of the demo service and its traffic.

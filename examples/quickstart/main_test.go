@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/examples/internal/exampletest"
+	"github.com/bulwark-go/bulwark/examples/internal/rulesfile"
 )
 
 // sameFile asserts that a and b are one file.
@@ -38,7 +39,7 @@ func TestLocateFindsTheFileBesideTheSource(t *testing.T) {
 		t.Run(wd, func(t *testing.T) {
 			t.Chdir(wd)
 			tmp := t.TempDir()
-			path, copied, err := locate(sourceDir(), tmp)
+			path, copied, err := rulesfile.Locate(rulesfile.SourceDir(), tmp, "quickstart", defaultRules)
 			require.NoError(t, err)
 			assert.False(t, copied)
 			sameFile(t, beside, path)
@@ -49,7 +50,7 @@ func TestLocateFindsTheFileBesideTheSource(t *testing.T) {
 
 func TestLocateCopiesTheBuiltInRulesWithoutTheSource(t *testing.T) {
 	src, tmp := t.TempDir(), t.TempDir() // src: a source folder without rules.json
-	path, copied, err := locate(src, tmp)
+	path, copied, err := rulesfile.Locate(src, tmp, "quickstart", defaultRules)
 	require.NoError(t, err)
 	assert.True(t, copied)
 	assert.Equal(t, filepath.Join(tmp, "bulwark-quickstart", "rules.json"), path)
@@ -59,7 +60,7 @@ func TestLocateCopiesTheBuiltInRulesWithoutTheSource(t *testing.T) {
 
 	// A later run follows the same copy, with its edits.
 	require.NoError(t, os.WriteFile(path, []byte("[]"), 0o600))
-	again, copied, err := locate("", tmp)
+	again, copied, err := rulesfile.Locate("", tmp, "quickstart", defaultRules)
 	require.NoError(t, err)
 	assert.True(t, copied)
 	assert.Equal(t, path, again)
@@ -69,7 +70,7 @@ func TestLocateCopiesTheBuiltInRulesWithoutTheSource(t *testing.T) {
 
 	// Once the source folder has a rules.json, that one is used.
 	require.NoError(t, os.WriteFile(filepath.Join(src, "rules.json"), defaultRules, 0o644))
-	path, copied, err = locate(src, tmp)
+	path, copied, err = rulesfile.Locate(src, tmp, "quickstart", defaultRules)
 	require.NoError(t, err)
 	assert.False(t, copied)
 	assert.Equal(t, filepath.Join(src, "rules.json"), path)

@@ -74,7 +74,7 @@ bulwark_passed_total{resource="db"} 2
 bulwark_passed_total{resource="slow"} 1
 # HELP bulwark_blocked_total Entries blocked, by kind of rule.
 # TYPE bulwark_blocked_total counter
-bulwark_blocked_total{kind="circuitbreaker",resource="db"} 1
+bulwark_blocked_total{kind="degrade",resource="db"} 1
 bulwark_blocked_total{kind="flow",resource="GET /orders"} 2
 # HELP bulwark_errors_total Entries completed with an error.
 # TYPE bulwark_errors_total counter
@@ -105,20 +105,20 @@ bulwark_circuit_breaker_transitions_total{from="CLOSED",resource="db",to="OPEN"}
 # HELP bulwark_rules Rules in force.
 # TYPE bulwark_rules gauge
 bulwark_rules{kind="authority"} 0
-bulwark_rules{kind="circuitbreaker"} 1
+bulwark_rules{kind="degrade"} 1
 bulwark_rules{kind="flow"} 1
-bulwark_rules{kind="hotspot"} 0
+bulwark_rules{kind="paramFlow"} 0
 bulwark_rules{kind="system"} 0
 # HELP bulwark_rule_changes_total Rule changes, applied or rejected.
 # TYPE bulwark_rule_changes_total counter
 bulwark_rule_changes_total{kind="authority",result="applied"} 0
 bulwark_rule_changes_total{kind="authority",result="rejected"} 0
-bulwark_rule_changes_total{kind="circuitbreaker",result="applied"} 1
-bulwark_rule_changes_total{kind="circuitbreaker",result="rejected"} 0
+bulwark_rule_changes_total{kind="degrade",result="applied"} 1
+bulwark_rule_changes_total{kind="degrade",result="rejected"} 0
 bulwark_rule_changes_total{kind="flow",result="applied"} 1
 bulwark_rule_changes_total{kind="flow",result="rejected"} 1
-bulwark_rule_changes_total{kind="hotspot",result="applied"} 0
-bulwark_rule_changes_total{kind="hotspot",result="rejected"} 0
+bulwark_rule_changes_total{kind="paramFlow",result="applied"} 0
+bulwark_rule_changes_total{kind="paramFlow",result="rejected"} 0
 bulwark_rule_changes_total{kind="system",result="applied"} 0
 bulwark_rule_changes_total{kind="system",result="rejected"} 0
 `), "bulwark_passed_total", "bulwark_blocked_total", "bulwark_errors_total", "bulwark_response_time_seconds",

@@ -14,7 +14,8 @@
 //
 //	bulwark_passed_total{resource}                    counter: entries admitted
 //	bulwark_blocked_total{resource,kind}              counter: entries blocked, by kind of rule
-//	                                                  (flow, circuitbreaker, system, authority, hotspot)
+//	                                                  (flow, degrade, system, authority, paramFlow:
+//	                                                  the sections of a rule-set document)
 //	bulwark_shadow_blocked_total{resource,kind}       counter: entries that shadow rules ("shadow": true)
 //	                                                  would have blocked and let through, by kind of rule
 //	bulwark_errors_total{resource}                    counter: entries completed with an error

@@ -28,9 +28,9 @@ func ExampleNewCollector() {
 # HELP bulwark_rules Rules in force.
 # TYPE bulwark_rules gauge
 bulwark_rules{kind="authority"} 0
-bulwark_rules{kind="circuitbreaker"} 0
+bulwark_rules{kind="degrade"} 0
 bulwark_rules{kind="flow"} 1
-bulwark_rules{kind="hotspot"} 0
+bulwark_rules{kind="paramFlow"} 0
 bulwark_rules{kind="system"} 0
 `), "bulwark_rules")
 	fmt.Println(err)

@@ -1,5 +1,6 @@
-// Package follow is the printing the examples share: each follows flow
-// rules and prints every rule change (old → new, field by field), every
+// Package follow is the printing the examples share: each follows the
+// rules of every kind its document holds (flow, degrade, system,
+// authority, paramFlow) and prints every rule change (old → new, field by field), every
 // change of the datasource's Status, and what that change means for the
 // rules in force, the same way. It is a helper of the examples, not a
 // public API: each example keeps its own wiring (flags, client, logger,

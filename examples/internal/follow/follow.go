@@ -6,41 +6,53 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/authority"
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/hotspot"
+	"github.com/bulwark-go/bulwark/core/system"
 	"github.com/bulwark-go/bulwark/datasource"
 )
 
 // stamp is the time format of every printed line.
 const stamp = "15:04:05.000"
 
-// Rules prints every change of engine's flow rules to out until cancel is
-// called, from the engine's rule events (core.RuleEvent):
+// Rules prints every change of engine's rules, of every kind, to out
+// until cancel is called, from the engine's rule events (core.RuleEvent),
+// one block per kind, named as the rule-set document names it:
 //
-//	15:04:05.000 rules changed: 2 in force
+//	15:04:05.000 flow rules changed: 2 in force
 //	  ~ GET /orders: count 20 → 5, controlBehavior reject → warmUp, warmUpPeriodSec 0 → 10
 //	  - GET /inventory: grade=thread count=2
 //	  + POST /orders: count=5
+//	15:04:05.000 paramFlow rules changed: 1 in force
+//	  + GET /orders/{id}: count=2 durationInSec=1
 //
 // A rule that changed (the same resource in the old and the new list, the
 // closest one when there are several) is printed field by field, old →
-// new, with the fields' JSON names; other rules are printed removed (-) or
-// added (+), by the fields that differ from Java's defaults.
+// new, with the fields' JSON names and enums by name; other rules are
+// printed removed (-) or added (+), by the fields that differ from Java's
+// defaults. Rejected documents are not printed here: [Status] prints them
+// with their reason.
 func Rules(out io.Writer, engine *core.Engine) (cancel func()) {
 	return engine.OnRuleEvent(func(ev core.RuleEvent) {
-		if ev.Kind != "flow" || ev.Rejected {
+		if ev.Rejected {
 			return // rejections are reported from the datasource's Status
 		}
 		var b strings.Builder
-		if ev.Rules == 0 {
-			fmt.Fprintf(&b, "%s rules changed: none in force, every call passes\n", ev.Time.Format(stamp))
-		} else {
-			fmt.Fprintf(&b, "%s rules changed: %d in force\n", ev.Time.Format(stamp), ev.Rules)
+		switch {
+		case ev.Rules > 0:
+			fmt.Fprintf(&b, "%s %s rules changed: %d in force\n", ev.Time.Format(stamp), ev.Kind, ev.Rules)
+		case rulesOf(engine).count() == 0:
+			fmt.Fprintf(&b, "%s %s rules changed: none in force, every call passes\n", ev.Time.Format(stamp), ev.Kind)
+		default:
+			fmt.Fprintf(&b, "%s %s rules changed: none in force\n", ev.Time.Format(stamp), ev.Kind)
 		}
 		for _, group := range []struct {
 			mark  string
@@ -54,11 +66,41 @@ func Rules(out io.Writer, engine *core.Engine) (cancel func()) {
 	})
 }
 
+// inForce is the rules of every kind an engine holds.
+type inForce struct {
+	flow      []flow.Rule
+	degrade   []circuitbreaker.Rule
+	system    []system.Rule
+	authority []authority.Rule
+	paramFlow []hotspot.Rule
+}
+
+func rulesOf(e *core.Engine) inForce {
+	return inForce{e.Flow().Rules(), e.CircuitBreaker().Rules(), e.System().Rules(), e.Authority().Rules(), e.Hotspot().Rules()}
+}
+
+func (r inForce) count() int {
+	return len(r.flow) + len(r.degrade) + len(r.system) + len(r.authority) + len(r.paramFlow)
+}
+
+// same says whether a and b hold the same rules.
+func same(a, b inForce) bool {
+	return a.count() == b.count() && reflect.DeepEqual(a, b)
+}
+
+// rules is n rules, with the unit: "1 rule", "3 rules".
+func rules(n int) string {
+	if n == 1 {
+		return "1 rule"
+	}
+	return fmt.Sprintf("%d rules", n)
+}
+
 // Status checks ds's Status every so often and prints it in one line
 // whenever it changed, until ctx ends:
 //
 //	15:04:05.000 status: revision 42, watching
-//	15:04:07.120 status: revision 42, watching, error (1 failures): decode revision 43: ...
+//	15:04:07.120 status: revision 42, watching, error (1 failure): decode revision 43: ...
 //
 // and says what a change of the Status means for the rules of engine:
 //
@@ -76,7 +118,7 @@ func Status(ctx context.Context, out io.Writer, engine *core.Engine, ds interfac
 		last       string
 		prev       datasource.Status
 		first      = true
-		beforeFail []flow.Rule // the rules in force when the current run of failures began
+		beforeFail inForce // the rules in force when the current run of failures began
 	)
 	for {
 		st := ds.Status()
@@ -86,10 +128,10 @@ func Status(ctx context.Context, out io.Writer, engine *core.Engine, ds interfac
 			last = s
 		}
 		if !first {
-			lines = append(lines, events(prev, st, engine.Flow().Rules(), beforeFail)...)
+			lines = append(lines, events(prev, st, rulesOf(engine), beforeFail)...)
 		}
 		if st.Err != nil && (prev.Err == nil || first) {
-			beforeFail = engine.Flow().Rules()
+			beforeFail = rulesOf(engine)
 		}
 		prev, first = st, false
 		for _, l := range lines {
@@ -108,28 +150,31 @@ func Status(ctx context.Context, out io.Writer, engine *core.Engine, ds interfac
 // events says what the change from prev to st means for the rules in
 // force (now) and the rules in force before the failures began
 // (beforeFail).
-func events(prev, st datasource.Status, now, beforeFail []flow.Rule) []string {
+func events(prev, st datasource.Status, now, beforeFail inForce) []string {
 	var lines []string
-	inForce, kept := "no rules in force, every call passes", "no rules in force, every call passes"
-	if len(now) > 0 {
-		inForce = fmt.Sprintf("the %d rules in force stay", len(now))
-		kept = fmt.Sprintf("its %d rules are kept", len(now))
+	n := now.count()
+	stay, kept := "no rules in force, every call passes", "no rules in force, every call passes"
+	switch {
+	case n == 1:
+		stay, kept = "the 1 rule in force stays", "its 1 rule is kept"
+	case n > 1:
+		stay, kept = fmt.Sprintf("the %d rules in force stay", n), fmt.Sprintf("its %d rules are kept", n)
 	}
 	wasKind, kind := errKind(prev.Err), errKind(st.Err)
 	switch {
 	case kind == partial && (wasKind != partial || prev.Err.Error() != st.Err.Error()):
-		lines = append(lines, fmt.Sprintf("warning: document applied in part: %d rules in force, the invalid ones skipped", len(now)))
+		lines = append(lines, fmt.Sprintf("warning: document applied in part: %s in force, the invalid ones skipped", rules(n)))
 	case kind == rejected && (wasKind != rejected || prev.Err.Error() != st.Err.Error()):
-		lines = append(lines, "document rejected: "+inForce)
+		lines = append(lines, "document rejected: "+stay)
 	case kind == unreachable && wasKind != unreachable:
-		lines = append(lines, "source unreachable: "+inForce)
+		lines = append(lines, "source unreachable: "+stay)
 	case kind == ok && wasKind != ok:
 		what := "document valid again"
 		if wasKind == unreachable {
 			what = "source answers again"
 		}
-		if slices.Equal(now, beforeFail) {
-			what += fmt.Sprintf(", rules unchanged (%d in force)", len(now))
+		if same(now, beforeFail) {
+			what += fmt.Sprintf(", rules unchanged (%d in force)", n)
 		}
 		lines = append(lines, what)
 	}
@@ -137,7 +182,7 @@ func events(prev, st datasource.Status, now, beforeFail []flow.Rule) []string {
 		if prev.Revision != "" {
 			lines = append(lines, "warning: the document was deleted: "+kept)
 		} else {
-			lines = append(lines, "warning: the document does not exist: "+inForce)
+			lines = append(lines, "warning: the document does not exist: "+stay)
 		}
 	}
 	return lines
@@ -197,9 +242,17 @@ func summary(st datasource.Status) string {
 		parts = append(parts, "not watching: "+withoutName(st.Name, st.WatchErr))
 	}
 	if st.Err != nil {
-		parts = append(parts, fmt.Sprintf("error (%d failures): %s", st.Failures, withoutName(st.Name, st.Err)))
+		parts = append(parts, fmt.Sprintf("error (%s): %s", failures(st.Failures), withoutName(st.Name, st.Err)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// failures is n failures, with the unit.
+func failures(n int) string {
+	if n == 1 {
+		return "1 failure"
+	}
+	return fmt.Sprintf("%d failures", n)
 }
 
 // withoutName drops the "datasource: <name>: " prefix of a datasource

@@ -16,7 +16,10 @@ import (
 
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/authority"
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/datasource"
 )
 
@@ -31,7 +34,7 @@ func TestRulesPrintsWhatChanged(t *testing.T) {
 	web := flow.Rule{Resource: "GET /orders", Count: 3, Grade: flow.GradeQPS, LimitApp: "web"}
 	items := flow.Rule{Resource: "GET /items", Count: 2, Grade: flow.GradeThread}
 	require.NoError(t, engine.Flow().Load([]flow.Rule{orders, web, items}))
-	assert.Contains(t, out.String(), " rules changed: 3 in force\n  + GET /orders: count=10\n  + GET /orders: limitApp=\"web\" count=3\n  + GET /items: grade=thread count=2\n")
+	assert.Contains(t, out.String(), " flow rules changed: 3 in force\n  + GET /orders: count=10\n  + GET /orders: limitApp=\"web\" count=3\n  + GET /items: grade=thread count=2\n")
 
 	// The rule for web changes: it pairs with the new rule for web, not
 	// with the unchanged default one.
@@ -40,7 +43,7 @@ func TestRulesPrintsWhatChanged(t *testing.T) {
 	web2.ClusterConfig.FlowID = 7
 	out.Reset()
 	require.NoError(t, engine.Flow().Load([]flow.Rule{orders, web2, items}))
-	assert.Regexp(t, `^\d\d:\d\d:\d\d\.\d{3} rules changed: 3 in force\n`+
+	assert.Regexp(t, `^\d\d:\d\d:\d\d\.\d{3} flow rules changed: 3 in force\n`+
 		`  ~ GET /orders: count 3 → 20, controlBehavior reject → warmUp, clusterConfig.flowId 0 → 7, `+
 		`clusterConfig.sampleCount 0 → 10, clusterConfig.windowIntervalMs 0 → 1000, clusterConfig.resourceTimeout 0 → 2000, `+
 		`clusterConfig.clientOfflineTime 0 → 2000\n$`, out.String()) // the engine holds rules with Java's defaults
@@ -50,19 +53,54 @@ func TestRulesPrintsWhatChanged(t *testing.T) {
 	web3.LimitApp = "mobile"
 	out.Reset()
 	require.NoError(t, engine.Flow().Load([]flow.Rule{orders, web3, {Resource: "POST /orders", Count: 5, Grade: flow.GradeQPS}}))
-	assert.Contains(t, out.String(), " rules changed: 3 in force\n"+
+	assert.Contains(t, out.String(), " flow rules changed: 3 in force\n"+
 		`  ~ GET /orders: limitApp "web" → "mobile"`+"\n"+
 		"  - GET /items: grade=thread count=2\n"+
 		"  + POST /orders: count=5\n")
 
 	out.Reset()
 	require.NoError(t, engine.Flow().Load(nil))
-	assert.Contains(t, out.String(), " rules changed: none in force, every call passes\n  - GET /orders: count=10\n")
+	assert.Contains(t, out.String(), " flow rules changed: none in force, every call passes\n  - GET /orders: count=10\n")
 
 	cancel()
 	out.Reset()
 	require.NoError(t, engine.Flow().Load([]flow.Rule{orders}))
 	assert.Empty(t, out.String(), "nothing printed after cancel")
+}
+
+// A rule set of four kinds prints each kind's change, named as the
+// document names it, with its own count; a kind emptied while others stay
+// says so without claiming that every call passes.
+func TestRulesPrintsEveryKind(t *testing.T) {
+	engine := core.NewEngine()
+	defer engine.Close()
+	var out strings.Builder
+	defer Rules(&out, engine)()
+
+	set := core.RuleSet{
+		Flow:      []flow.Rule{{Resource: "GET /orders/{id}", Count: 20}},
+		Hotspot:   []hotspot.Rule{{Resource: "GET /orders/{id}", Count: 2, DurationInSec: 1}},
+		Authority: []authority.Rule{{Resource: "GET /orders/{id}", LimitApp: "scraper", Strategy: authority.Black}},
+		CircuitBreaker: []circuitbreaker.Rule{{Resource: "GET /reports/{name}", Grade: circuitbreaker.ErrorCount, Count: 2,
+			TimeWindow: 10, MinRequestAmount: 3, StatIntervalMs: 1000}},
+	}
+	require.NoError(t, engine.LoadRuleSet(set))
+	got := out.String()
+	for _, want := range []string{
+		" flow rules changed: 1 in force\n  + GET /orders/{id}: count=20\n",
+		" degrade rules changed: 1 in force\n  + GET /reports/{name}: grade=errorCount count=2 timeWindow=10 minRequestAmount=3",
+		" authority rules changed: 1 in force\n  + GET /orders/{id}: limitApp=\"scraper\" strategy=black\n",
+		" paramFlow rules changed: 1 in force\n  + GET /orders/{id}: count=2",
+	} {
+		assert.Contains(t, got, want)
+	}
+	assert.Equal(t, 4, rulesOf(engine).count())
+
+	out.Reset()
+	set.Hotspot = nil
+	require.NoError(t, engine.LoadRuleSet(set))
+	assert.Regexp(t, `^\d\d:\d\d:\d\d\.\d{3} paramFlow rules changed: none in force\n  - GET /orders/\{id\}: count=2`, out.String())
+	assert.NotContains(t, out.String(), "every call passes", "three rules of other kinds are in force")
 }
 
 func TestSummary(t *testing.T) {
@@ -89,42 +127,50 @@ func decodeErr(msg string) error {
 }
 
 func TestEvents(t *testing.T) {
-	rules := []flow.Rule{{Resource: "GET /orders", Count: 20, Grade: flow.GradeQPS}}
-	other := []flow.Rule{{Resource: "GET /orders", Count: 5, Grade: flow.GradeQPS}}
+	rules := inForce{flow: []flow.Rule{{Resource: "GET /orders", Count: 20, Grade: flow.GradeQPS}}}
+	other := inForce{flow: []flow.Rule{{Resource: "GET /orders", Count: 5, Grade: flow.GradeQPS}}}
+	two := inForce{flow: rules.flow, paramFlow: []hotspot.Rule{{Resource: "GET /orders", Count: 2, DurationInSec: 1}}}
+	twoOther := inForce{flow: rules.flow, paramFlow: []hotspot.Rule{{Resource: "GET /orders", Count: 3, DurationInSec: 1}}}
 	readErr := errors.New("datasource: f: read: connection refused")
 	applied := datasource.Status{Revision: "1"}
 	for _, tc := range []struct {
 		name            string
 		prev, st        datasource.Status
-		now, beforeFail []flow.Rule
+		now, beforeFail inForce
 		want            []string
 	}{
-		{"nothing changed", applied, applied, rules, nil, nil},
-		{"rejected with rules", applied, datasource.Status{Revision: "1", Err: decodeErr("must be >= 0")}, rules, nil,
-			[]string{"document rejected: the 1 rules in force stay"}},
-		{"rejected without rules", datasource.Status{}, datasource.Status{Err: decodeErr("must be >= 0")}, nil, nil,
+		{"nothing changed", applied, applied, rules, inForce{}, nil},
+		{"rejected with rules", applied, datasource.Status{Revision: "1", Err: decodeErr("must be >= 0")}, rules, inForce{},
+			[]string{"document rejected: the 1 rule in force stays"}},
+		{"rejected without rules", datasource.Status{}, datasource.Status{Err: decodeErr("must be >= 0")}, inForce{}, inForce{},
 			[]string{"document rejected: no rules in force, every call passes"}},
-		{"rejected by the engine", applied, datasource.Status{Revision: "1", Err: fmt.Errorf("set: %w", &core.ValidationError{Kind: "flow"})}, rules, nil,
-			[]string{"document rejected: the 1 rules in force stay"}},
-		{"the same rejection again", datasource.Status{Err: decodeErr("x")}, datasource.Status{Err: decodeErr("x"), Failures: 2}, nil, nil, nil},
-		{"another rejection", datasource.Status{Err: decodeErr("x")}, datasource.Status{Err: decodeErr("y")}, nil, nil,
+		{"rejected by the engine", applied, datasource.Status{Revision: "1", Err: fmt.Errorf("set: %w", &core.ValidationError{Kind: "flow"})}, rules, inForce{},
+			[]string{"document rejected: the 1 rule in force stays"}},
+		{"the same rejection again", datasource.Status{Err: decodeErr("x")}, datasource.Status{Err: decodeErr("x"), Failures: 2}, inForce{}, inForce{}, nil},
+		{"another rejection", datasource.Status{Err: decodeErr("x")}, datasource.Status{Err: decodeErr("y")}, inForce{}, inForce{},
 			[]string{"document rejected: no rules in force, every call passes"}},
 		{"fixed back", datasource.Status{Revision: "1", Err: decodeErr("x")}, datasource.Status{Revision: "3"}, rules, rules,
 			[]string{"document valid again, rules unchanged (1 in force)"}},
 		{"fixed to other rules", datasource.Status{Revision: "1", Err: decodeErr("x")}, datasource.Status{Revision: "3"}, other, rules,
 			[]string{"document valid again"}},
-		{"applied in part", applied, datasource.Status{Revision: "2", Err: &core.ValidationError{Kind: "flow", Applied: true}}, other, nil,
-			[]string{"warning: document applied in part: 1 rules in force, the invalid ones skipped"}},
-		{"unreachable", applied, datasource.Status{Revision: "1", Err: readErr}, rules, nil,
-			[]string{"source unreachable: the 1 rules in force stay"}},
-		{"still unreachable", datasource.Status{Revision: "1", Err: readErr}, datasource.Status{Revision: "1", Err: errors.New("timeout")}, rules, nil, nil},
+		{"applied in part", applied, datasource.Status{Revision: "2", Err: &core.ValidationError{Kind: "flow", Applied: true}}, other, inForce{},
+			[]string{"warning: document applied in part: 1 rule in force, the invalid ones skipped"}},
+		{"unreachable", applied, datasource.Status{Revision: "1", Err: readErr}, rules, inForce{},
+			[]string{"source unreachable: the 1 rule in force stays"}},
+		{"still unreachable", datasource.Status{Revision: "1", Err: readErr}, datasource.Status{Revision: "1", Err: errors.New("timeout")}, rules, inForce{}, nil},
 		{"answers again", datasource.Status{Revision: "1", Err: readErr}, applied, rules, rules,
 			[]string{"source answers again, rules unchanged (1 in force)"}},
-		{"deleted", applied, datasource.Status{Missing: true}, nil, nil,
+		{"deleted", applied, datasource.Status{Missing: true}, inForce{}, inForce{},
 			[]string{"warning: the document was deleted: no rules in force, every call passes"}},
-		{"deleted, rules kept", applied, datasource.Status{Missing: true}, rules, nil,
-			[]string{"warning: the document was deleted: its 1 rules are kept"}},
-		{"missing after a failed start", datasource.Status{Err: readErr}, datasource.Status{Missing: true}, nil, nil,
+		{"deleted, rules kept", applied, datasource.Status{Missing: true}, rules, inForce{},
+			[]string{"warning: the document was deleted: its 1 rule is kept"}},
+		{"rejected with rules of two kinds", applied, datasource.Status{Revision: "1", Err: decodeErr("must be >= 0")}, two, inForce{},
+			[]string{"document rejected: the 2 rules in force stay"}},
+		{"fixed back, two kinds", datasource.Status{Revision: "1", Err: decodeErr("x")}, datasource.Status{Revision: "3"}, two, two,
+			[]string{"document valid again, rules unchanged (2 in force)"}},
+		{"fixed to another paramFlow rule", datasource.Status{Revision: "1", Err: decodeErr("x")}, datasource.Status{Revision: "3"}, twoOther, two,
+			[]string{"document valid again"}},
+		{"missing after a failed start", datasource.Status{Err: readErr}, datasource.Status{Missing: true}, inForce{}, inForce{},
 			[]string{"source answers again, rules unchanged (0 in force)", "warning: the document does not exist: no rules in force, every call passes"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -197,8 +243,8 @@ func TestStatusPrintsChangesOnly(t *testing.T) {
 		time.Sleep(every)
 		got = printed()
 		require.Len(t, got, 2)
-		assert.Regexp(t, ` status: revision 1, watching, error \(1 failures\): decode revision 9: converter: \[0\]\.count: must be >= 0\n$`, got[0])
-		assert.Regexp(t, ` document rejected: the 1 rules in force stay\n$`, got[1])
+		assert.Regexp(t, ` status: revision 1, watching, error \(1 failure\): decode revision 9: converter: \[0\]\.count: must be >= 0\n$`, got[0])
+		assert.Regexp(t, ` document rejected: the 1 rule in force stays\n$`, got[1])
 
 		ds.set(datasource.Status{Revision: "1", Watching: true})
 		time.Sleep(every)
