@@ -54,9 +54,9 @@ func TestFollowsLiveChanges(t *testing.T) {
 
 	_, err = cli.Put(ctx, key, `[{"resource":"GET /orders","count":-5}]`)
 	require.NoError(t, err)
-	waitOut("error (1 failures): ")
+	waitOut("error (1 failure): ")
 	waitOut("count: must be >= 0")
-	waitOut("document rejected: the 1 rules in force stay")
+	waitOut("document rejected: the 1 rule in force stays")
 
 	_, err = cli.Delete(ctx, key)
 	require.NoError(t, err)

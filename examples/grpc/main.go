@@ -4,9 +4,18 @@
 // x-caller metadata key). It then calls Check itself, faster than the rule
 // allows, and as "scraper", and prints what each call got:
 //
-//	cd examples/grpc && go run .                  # calls, prints, exits
-//	go run . -serve -addr 127.0.0.1:50051         # and keeps serving, for grpcurl or your client
+//	go run ./examples/grpc                        # calls, prints, exits (from the repository root, or its folder)
+//	go run ./examples/grpc -serve -addr 127.0.0.1:50051   # and keeps serving, for grpcurl or your client
 //
+// It follows the rules.json beside its source from any directory: every
+// rule change is printed, old → new, and a document that does not decode
+// or validate is printed with its reason while the rules in force stay,
+// as examples/quickstart does.
+//
+//	… flow rules changed: 1 in force
+//	  + /grpc.health.v1.Health/Check: count=5
+//	… authority rules changed: 1 in force
+//	  + /grpc.health.v1.Health/Check: limitApp="scraper" strategy=black
 //	call 1: SERVING
 //	…
 //	call 6: ResourceExhausted: bulwark: blocked (flow)
@@ -15,6 +24,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,6 +34,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -37,25 +48,45 @@ import (
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/file"
+	"github.com/bulwark-go/bulwark/examples/internal/follow"
+	"github.com/bulwark-go/bulwark/examples/internal/rulesfile"
 )
 
+// defaultRules is rules.json as it was built, for a binary that runs far
+// from its source.
+//
+//go:embed rules.json
+var defaultRules []byte
+
 type config struct {
-	rules string // the rule-set file
-	calls int    // Check calls to make
-	serve bool   // keep serving after the calls, until ctx ends
-	log   *slog.Logger
+	rules       string        // the rule-set file
+	calls       int           // Check calls to make
+	serve       bool          // keep serving after the calls, until ctx ends
+	statusEvery time.Duration // how often the datasource's Status is checked for changes
+	log         *slog.Logger
 }
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on")
-	c := config{log: slog.New(slog.DiscardHandler)}
-	flag.StringVar(&c.rules, "rules", "rules.json", "rule-set file (flow, degrade, paramFlow, authority, system)")
+	c := config{statusEvery: 100 * time.Millisecond, log: slog.New(slog.DiscardHandler)}
+	flag.StringVar(&c.rules, "rules", "", "rule-set file (flow, degrade, paramFlow, authority, system) (default: the rules.json beside this program's source)")
 	flag.IntVar(&c.calls, "calls", 8, "Check calls to make")
 	flag.BoolVar(&c.serve, "serve", false, "keep serving after the calls, until interrupted")
 	verbose := flag.Bool("v", false, "log what the engine and the datasource do (slog, debug level, on stderr)")
 	flag.Parse()
 	if *verbose {
 		c.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	if c.rules == "" {
+		path, copied, err := rulesfile.Locate(rulesfile.SourceDir(), os.TempDir(), "grpc", defaultRules)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "grpc:", err)
+			os.Exit(1)
+		}
+		if copied {
+			fmt.Println("the rules.json beside the source is not there: following a copy of the built-in one")
+		}
+		c.rules = path
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -72,14 +103,21 @@ func main() {
 func run(ctx context.Context, out io.Writer, lis net.Listener, c config) error {
 	engine := core.NewEngine(core.WithLogger(c.log))
 	defer engine.Close()
+	defer follow.Rules(out, engine)() // print every rule change, old → new
 	ds := datasource.NewReadable(file.New(c.rules), converter.RuleSet(), datasource.WithLogger(c.log))
 	defer engine.RegisterRuleSet(ds.Property())()
 	defer ds.Close()
+	fmt.Fprintf(out, "following %s (edit it while this runs; Ctrl-C to stop)\n", c.rules)
 	if err := ds.Start(ctx); err != nil {
-		fmt.Fprintf(out, "warning: no rules in force until %s is fixed: %v\n", c.rules, err)
+		fmt.Fprintf(out, "warning: no rules in force, every call passes until the file is fixed: %v\n", err)
 	} else if ds.Status().Missing {
-		fmt.Fprintf(out, "warning: %s does not exist: no rules in force until it is created\n", c.rules)
+		fmt.Fprintf(out, "warning: %s does not exist: no rules in force, every call passes until it is created\n", c.rules)
 	}
+	var following sync.WaitGroup
+	defer following.Wait()
+	statusCtx, stopStatus := context.WithCancel(ctx)
+	defer stopStatus() // before following.Wait
+	following.Go(func() { _ = follow.Status(statusCtx, out, engine, ds, c.statusEvery) }) // print every status change
 
 	// The server: every call and stream is an inbound entry of its method;
 	// the caller's origin comes from the x-caller metadata key.
@@ -95,7 +133,7 @@ func run(ctx context.Context, out io.Writer, lis net.Listener, c config) error {
 		srv.Stop()
 		wg.Wait()
 	}()
-	fmt.Fprintf(out, "serving grpc.health.v1.Health on %s, rules from %s\n", lis.Addr(), c.rules)
+	fmt.Fprintf(out, "serving grpc.health.v1.Health on %s\n", lis.Addr())
 
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

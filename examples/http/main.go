@@ -3,20 +3,20 @@
 // it follows while it runs:
 //
 //   - GET /orders/{id}: 20 requests a second for all ids together (flow),
-//     2 a second for any one id (hot parameter: the path value id),
-//     and none for the caller "scraper" (authority, X-Caller header);
+//     2 a second for any one id (hot parameter, paramFlow: the path value
+//     id), and none for the caller "scraper" (authority, X-Caller header);
 //   - GET /reports/{name}: a report whose name is "broken" fails with 500;
-//     more than two failures in a second open its circuit breaker for 10 s
-//     (503 meanwhile);
+//     more than two failures in a second open its circuit breaker
+//     (degrade) for 10 s (503 meanwhile);
 //   - GET /health: not protected.
 //
 // Try it:
 //
 //	go run ./examples/http              # from the repository root, or: cd examples/http && go run .
 //	curl -i localhost:8080/orders/1
-//	for i in 1 2 3; do curl -s localhost:8080/orders/7; echo; done      # the third: 429, hot parameter
-//	curl -i -H 'X-Caller: scraper' localhost:8080/orders/1                # 403
-//	for i in 1 2 3 4 5; do curl -s localhost:8080/reports/broken; done    # 500 ×3, then 503
+//	for i in 1 2 3; do curl -s localhost:8080/orders/7; done            # the third: 429, bulwark: blocked (paramFlow)
+//	curl -i -H 'X-Caller: scraper' localhost:8080/orders/1                # 403, bulwark: blocked (authority)
+//	for i in 1 2 3 4 5; do curl -s localhost:8080/reports/broken; done    # 500 ×3, then 503, bulwark: blocked (degrade)
 //
 // Edit rules.json while it runs (a count, a new rule, a typo): every
 // change of every kind is printed, old → new, and applies to the next
@@ -75,6 +75,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
 	c := config{statusEvery: 100 * time.Millisecond, log: slog.New(slog.DiscardHandler)}
 	flag.StringVar(&c.rules, "rules", "", "rule-set file (flow, degrade, paramFlow, authority, system) (default: the rules.json beside this program's source)")
+	duration := flag.Duration("duration", 0, "stop after this long (0: run until interrupted)")
 	verbose := flag.Bool("v", false, "log what the engine and the datasource do (slog, debug level, on stderr)")
 	flag.Parse()
 	if *verbose {
@@ -94,6 +95,11 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *duration)
+		defer cancel()
+	}
 	lis, err := net.Listen("tcp", *addr)
 	if err == nil {
 		err = run(ctx, os.Stdout, lis, c)

@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,25 +21,61 @@ import (
 	"github.com/bulwark-go/bulwark/examples/internal/exampletest"
 )
 
-// The service runs as main runs it, on a loopback listener, with a copy
-// of the rules.json it ships with.
-func TestTheServiceEnforcesItsRulesFile(t *testing.T) {
-	shipped, err := os.ReadFile("rules.json")
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "rules.json")
-	require.NoError(t, os.WriteFile(path, shipped, 0o600))
+// start runs the service as main runs it, on a loopback listener, with
+// the rules file at path, until the test ends. It returns the output, the
+// service's base URL, and a function that waits until the output after
+// mark holds every want.
+func start(t *testing.T, path string) (out *exampletest.Buffer, base string, waitFor func(mark int, want ...string) int) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
-	var out exampletest.Buffer
+	out = &exampletest.Buffer{}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, &out, lis, path, slog.New(slog.DiscardHandler)) }()
-	defer func() {
+	go func() {
+		done <- run(ctx, out, lis, config{rules: path, statusEvery: 10 * time.Millisecond, log: slog.New(slog.DiscardHandler)})
+	}()
+	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)
-	}()
+		t.Log(out.String())
+	})
+	waitFor = func(mark int, want ...string) int {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			s := out.String()[mark:]
+			for _, w := range want {
+				if !strings.Contains(s, w) {
+					return false
+				}
+			}
+			return true
+		}, 20*time.Second, 5*time.Millisecond, "waiting for %q (the output is logged below)", want)
+		return len(out.String())
+	}
+	waitFor(0, "listening on")
+	return out, "http://" + lis.Addr().String(), waitFor
+}
 
-	base := "http://" + lis.Addr().String()
+// shipped copies the rules.json the example ships with to a temporary
+// file, and returns its path.
+func shipped(t *testing.T) string {
+	data, err := os.ReadFile("rules.json")
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "rules.json")
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	return path
+}
+
+// writeFile replaces path's content atomically, as editors save.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	require.NoError(t, os.WriteFile(tmp, []byte(content), 0o644))
+	require.NoError(t, os.Rename(tmp, path))
+}
+
+func TestTheServiceEnforcesItsRulesFile(t *testing.T) {
+	out, base, _ := start(t, shipped(t))
 	get := func(path string, header ...string) (int, string) {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+path, nil)
 		require.NoError(t, err)
@@ -51,13 +89,11 @@ func TestTheServiceEnforcesItsRulesFile(t *testing.T) {
 		require.NoError(t, err)
 		return resp.StatusCode, string(body)
 	}
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), "listening on") }, 10*time.Second, 5*time.Millisecond)
-
 	status, _ := get("/health")
 	assert.Equal(t, 200, status)
 	status, body := get("/orders/1", "X-Caller", "scraper")
 	assert.Equal(t, http.StatusForbidden, status)
-	assert.Contains(t, body, "(authority)")
+	assert.Equal(t, "bulwark: blocked (authority)\n", body)
 
 	// One id: 2 a second (hot parameter), whatever the flow rule admits.
 	status, body = get("/orders/7")
@@ -66,13 +102,13 @@ func TestTheServiceEnforcesItsRulesFile(t *testing.T) {
 	get("/orders/7")
 	status, body = get("/orders/7")
 	assert.Equal(t, http.StatusTooManyRequests, status)
-	assert.Contains(t, body, "(hotspot)")
+	assert.Equal(t, "bulwark: blocked (paramFlow)\n", body)
 
 	// All ids: 20 a second.
 	flowBlocks := 0
 	for i := range 40 {
 		if status, body := get("/orders/" + strconv.Itoa(100+i)); status == http.StatusTooManyRequests {
-			assert.Contains(t, body, "(flow)")
+			assert.Equal(t, "bulwark: blocked (flow)\n", body)
 			flowBlocks++
 		}
 	}
@@ -82,9 +118,95 @@ func TestTheServiceEnforcesItsRulesFile(t *testing.T) {
 	// is that one resource.
 	require.Eventually(t, func() bool {
 		status, body := get("/reports/broken")
-		return status == http.StatusServiceUnavailable && strings.Contains(body, "(circuitbreaker)")
+		return status == http.StatusServiceUnavailable && body == "bulwark: blocked (degrade)\n"
 	}, 10*time.Second, 5*time.Millisecond)
 	status, _ = get("/reports/daily")
 	assert.Equal(t, http.StatusServiceUnavailable, status, "one resource for every report name")
 	assert.Contains(t, out.String(), "breaker GET /reports/{name}: CLOSED → OPEN")
+}
+
+// Every kind of the document is followed and printed, and a rejected
+// document (an invalid paramFlow rule, a truncated file) is printed with
+// its reason while the rules in force stay, as the quickstart prints it.
+func TestTheServicePrintsEveryKindAndEveryRejection(t *testing.T) {
+	path := shipped(t)
+	out, _, waitFor := start(t, path)
+	mark := waitFor(0,
+		"flow rules changed: 1 in force\n  + GET /orders/{id}: count=20\n",
+		"degrade rules changed: 1 in force\n  + GET /reports/{name}: grade=errorCount count=2 timeWindow=10 minRequestAmount=3",
+		"authority rules changed: 1 in force\n  + GET /orders/{id}: limitApp=\"scraper\" strategy=black\n",
+		"paramFlow rules changed: 1 in force\n  + GET /orders/{id}: count=2",
+		"status: revision ")
+	assert.NotContains(t, out.String(), "warning")
+
+	good, err := os.ReadFile(path)
+	require.NoError(t, err)
+	bad := strings.Replace(string(good), `"paramIdx": 0, "count": 2`, `"paramIdx": 0, "count": -5`, 1)
+	require.NotEqual(t, string(good), bad)
+	writeFile(t, path, bad)
+	mark = waitFor(mark, `paramFlow[0] "GET /orders/{id}": count: must be >= 0`, "document rejected: the 4 rules in force stay\n")
+
+	writeFile(t, path, string(good[:len(good)/2])) // truncated
+	mark = waitFor(mark, "error (2 failures)", "document rejected: the 4 rules in force stay\n")
+
+	writeFile(t, path, string(good))
+	mark = waitFor(mark, "document valid again, rules unchanged (4 in force)\n")
+
+	// A change of a paramFlow rule prints old → new.
+	writeFile(t, path, strings.Replace(string(good), `"paramIdx": 0, "count": 2`, `"paramIdx": 0, "count": 3`, 1))
+	waitFor(mark, "paramFlow rules changed: 1 in force\n  ~ GET /orders/{id}: count 2 → 3\n")
+}
+
+// The live page and /metrics are served beside the service, at the URLs
+// printed.
+func TestTheServiceServesTheLivePageAndMetrics(t *testing.T) {
+	out, base, _ := start(t, shipped(t))
+	assert.Contains(t, out.String(), "live page: "+base+"/debug/bulwark/\n")
+	assert.Contains(t, out.String(), "metrics: "+base+"/metrics\n")
+	fetch := func(url string) string {
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, url)
+		return string(body)
+	}
+	fetch(base + "/orders/1")
+	assert.Contains(t, fetch(base+"/debug/bulwark/"), "<title>bulwark</title>")
+	assert.Contains(t, fetch(base+"/debug/bulwark/api/state"), `"resource":"GET /orders/{id}"`)
+	metrics := fetch(base + "/metrics")
+	assert.Contains(t, metrics, `bulwark_passed_total{resource="GET /orders/{id}"} `)
+	assert.Contains(t, metrics, `bulwark_rules{kind="paramFlow"} 1`)
+}
+
+// TestGoRunFindsItsRules runs the README's commands: go run from the
+// repository root and from the example's folder follow the rules.json
+// beside the source.
+func TestGoRunFindsItsRules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the program")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command:", err)
+	}
+	following := regexp.MustCompile(`(?m)^following (.+) \(edit it`)
+	for _, tc := range []struct{ dir, pkg string }{{".", "."}, {"../..", "./examples/http"}} {
+		t.Run(tc.pkg, func(t *testing.T) {
+			cmd := exec.Command(gobin, "run", tc.pkg, "-addr", "127.0.0.1:0", "-duration", "500ms")
+			cmd.Dir = tc.dir
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			m := following.FindSubmatch(out)
+			require.NotNil(t, m, "no 'following' line in:\n%s", out)
+			beside, err := os.Stat("rules.json")
+			require.NoError(t, err)
+			got, err := os.Stat(string(m[1]))
+			require.NoError(t, err)
+			assert.True(t, os.SameFile(beside, got), "follows %s", m[1])
+			assert.NotContains(t, string(out), "warning")
+			assert.Contains(t, string(out), "paramFlow rules changed: 1 in force")
+		})
+	}
 }

@@ -57,9 +57,9 @@ func TestFollowsLiveChanges(t *testing.T) {
 	waitOut("~ GET /orders: count 20 → 5")
 
 	set(`[{"resource":"GET /orders","count":-5}]`)
-	waitOut("error (1 failures): ")
+	waitOut("error (1 failure): ")
 	waitOut("count: must be >= 0")
-	waitOut("document rejected: the 1 rules in force stay")
+	waitOut("document rejected: the 1 rule in force stays")
 
 	require.NoError(t, cli.Del(ctx, key).Err())
 	require.NoError(t, cli.Publish(ctx, channel, "changed").Err())
