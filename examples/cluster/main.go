@@ -39,6 +39,7 @@ import (
 	"github.com/bulwark-go/bulwark/cluster/redis"
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/examples/internal/follow"
 )
 
 type config struct {
@@ -81,6 +82,8 @@ func run(ctx context.Context, out io.Writer, log *slog.Logger, c config) error {
 	defer ts.Close()
 	engine := core.NewEngine(core.WithTokenService(ts))
 	defer engine.Close()
+	// Print the rule it loads, as every example prints its rules.
+	defer follow.Rules(out, engine)()
 	threshold := 1 // global
 	if c.average {
 		threshold = 0

@@ -117,7 +117,8 @@ func run(ctx context.Context, out io.Writer, lis net.Listener, c config) error {
 	defer following.Wait()
 	statusCtx, stopStatus := context.WithCancel(ctx)
 	defer stopStatus() // before following.Wait
-	following.Go(func() { _ = follow.Status(statusCtx, out, engine, ds, c.statusEvery) }) // print every status change
+	// Print every status change.
+	following.Go(func() { _ = follow.Status(statusCtx, out, engine, ds, c.statusEvery) })
 
 	// The server: every call and stream is an inbound entry of its method;
 	// the caller's origin comes from the x-caller metadata key.

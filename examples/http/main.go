@@ -132,7 +132,8 @@ func run(ctx context.Context, out io.Writer, lis net.Listener, c config) error {
 	defer wg.Wait()
 	statusCtx, stopStatus := context.WithCancel(ctx)
 	defer stopStatus() // before wg.Wait
-	wg.Go(func() { _ = follow.Status(statusCtx, out, engine, ds, c.statusEvery) }) // print every status change
+	// Print every status change.
+	wg.Go(func() { _ = follow.Status(statusCtx, out, engine, ds, c.statusEvery) })
 
 	// The live page and the metrics on the same server, unprotected; the
 	// collector on a registry of its own (nothing global).
