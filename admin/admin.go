@@ -1,9 +1,12 @@
 package admin
 
 import (
+	"bytes"
 	"cmp"
 	_ "embed" // the page
 	"encoding/json"
+	"fmt"
+	"html/template"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,13 +15,44 @@ import (
 	"github.com/bulwark-go/bulwark/cluster"
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/authority"
+	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/core/hotspot"
+	coresystem "github.com/bulwark-go/bulwark/core/system"
 	"github.com/bulwark-go/bulwark/datasource"
 )
 
-// page is the live page: one file, everything inline.
+// pageHTML is the live page: one file, everything inline. It is a
+// template: the server renders a static summary of the state into it, for
+// a browser without JavaScript; the script replaces it with the live
+// sections.
 //
 //go:embed page.html
-var page []byte
+var pageHTML string
+
+var page = template.Must(template.New("page").Funcs(template.FuncMap{
+	"clock":  clock,
+	"plural": plural,
+}).Parse(pageHTML))
+
+// clock is t as the page and the examples' console print it: 24-hour
+// local time.
+func clock(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.Local().Format("15:04:05")
+}
+
+// plural is n with its unit: "1 rule", "3 rules".
+func plural(n any, unit string) string {
+	s := fmt.Sprint(n)
+	if s == "1" {
+		return s + " " + unit
+	}
+	return s + " " + unit + "s"
+}
 
 // Option configures a Handler.
 type Option func(*config)
@@ -65,9 +99,14 @@ func Handler(e *core.Engine, opts ...Option) http.Handler {
 		case strings.HasSuffix(r.URL.Path, "/api/suggest"):
 			serveSuggest(w, r, e)
 		case r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/"):
+			var b bytes.Buffer
+			if err := page.Execute(&b, state(e, &c)); err != nil {
+				http.Error(w, "admin: "+err.Error(), http.StatusInternalServerError)
+				return
+			}
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:")
-			_, _ = w.Write(page)
+			_, _ = w.Write(b.Bytes())
 		default:
 			http.NotFound(w, r)
 		}
@@ -226,7 +265,7 @@ func state(e *core.Engine, c *config) snapshot {
 		}
 	}
 	for _, b := range st.Breakers {
-		rule, _ := converter.CircuitBreakerRules().Encode(rules(b.Rule))
+		rule := namedDoc([]circuitbreaker.Rule{b.Rule}, converter.CircuitBreakerRules(), breakerNames)
 		s.Breakers = append(s.Breakers, breaker{Resource: b.Rule.Resource, State: b.State.String(), Since: b.Since, Rule: firstOf(rule)})
 	}
 	s.System = system{Load1: finite(st.System.Load1), CPUUsage: finite(st.System.CPUUsage), Inbound: toFigures(st.System.Inbound.Second)}
@@ -269,8 +308,6 @@ func toCluster(h *cluster.Health) *clusterHealth {
 		Requests: h.Requests, Fallbacks: h.Fallbacks}
 }
 
-func rules[R any](r ...R) []R { return r }
-
 // firstOf returns the first element of a JSON array of one.
 func firstOf(doc []byte) json.RawMessage {
 	var a []json.RawMessage
@@ -281,21 +318,88 @@ func firstOf(doc []byte) json.RawMessage {
 }
 
 // ruleDocs returns the rules in force of every kind as Sentinel's JSON
-// documents, in the order of core.Stats.Rules.
+// documents, in the order of core.Stats.Rules, with enums by name
+// ("grade": "thread", as the examples and the rule events print them;
+// converter reads names as well as Java's numbers).
 func ruleDocs(e *core.Engine) []json.RawMessage {
-	enc := func(b []byte, err error) json.RawMessage {
-		if err != nil {
-			return json.RawMessage("null")
-		}
-		return b
-	}
 	return []json.RawMessage{
-		enc(converter.FlowRules().Encode(e.Flow().Rules())),
-		enc(converter.CircuitBreakerRules().Encode(e.CircuitBreaker().Rules())),
-		enc(converter.SystemRules().Encode(e.System().Rules())),
-		enc(converter.AuthorityRules().Encode(e.Authority().Rules())),
-		enc(converter.HotspotRules().Encode(e.Hotspot().Rules())),
+		namedDoc(e.Flow().Rules(), converter.FlowRules(), func(r flow.Rule) []string {
+			return []string{"grade", r.Grade.String(), "strategy", r.Strategy.String(), "controlBehavior", r.ControlBehavior.String()}
+		}),
+		namedDoc(e.CircuitBreaker().Rules(), converter.CircuitBreakerRules(), breakerNames),
+		namedDoc(e.System().Rules(), converter.SystemRules(), func(coresystem.Rule) []string { return nil }),
+		namedDoc(e.Authority().Rules(), converter.AuthorityRules(), func(r authority.Rule) []string {
+			return []string{"strategy", r.Strategy.String()}
+		}),
+		namedDoc(e.Hotspot().Rules(), converter.HotspotRules(), func(r hotspot.Rule) []string {
+			return []string{"grade", r.Grade.String(), "controlBehavior", r.ControlBehavior.String()}
+		}),
 	}
+}
+
+// breakerNames gives the enum fields of a degrade rule by name.
+func breakerNames(r circuitbreaker.Rule) []string { return []string{"grade", r.Grade.String()} }
+
+// namedDoc encodes rules with enc and writes the enum fields of each rule
+// by name: names gives them as key, name pairs. "null" when rules do not
+// encode.
+func namedDoc[R any](rules []R, enc converter.Encoder[[]R], names func(R) []string) json.RawMessage {
+	doc, err := enc.Encode(rules)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	var objs []json.RawMessage
+	if json.Unmarshal(doc, &objs) != nil || len(objs) != len(rules) {
+		return doc
+	}
+	for i, r := range rules {
+		objs[i] = withNames(objs[i], names(r))
+	}
+	out, err := json.Marshal(objs)
+	if err != nil {
+		return doc
+	}
+	return out
+}
+
+// withNames returns the JSON object obj with the value of each key of
+// pairs (key, name, key, name, …) that it has replaced by the name; the
+// keys keep their order.
+func withNames(obj json.RawMessage, pairs []string) json.RawMessage {
+	if len(pairs) == 0 {
+		return obj
+	}
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return obj
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return obj
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return obj
+		}
+		for i := 0; i+1 < len(pairs); i += 2 {
+			if pairs[i] == key {
+				v, _ = json.Marshal(pairs[i+1])
+			}
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 func toHistory(h []core.Figures) *history {

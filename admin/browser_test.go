@@ -184,6 +184,9 @@ func TestPageInChromium(t *testing.T) {
 	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#breakers .state.OPEN') !== null`,
 		chromedp.WithPollingTimeout(30*time.Second)))
 	require.NoError(t, err, "the open breaker never showed")
+	breakerRule, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#breakers td.wrap`)))
+	require.NoError(t, err)
+	assert.Contains(t, breakerRule, `limitApp="default" grade=errorCount count=3 timeWindow=30`, "enums by name, as the rule events write them")
 	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('#datasources td')].some(td => td.textContent === 'flow-rules.json')`,
 		chromedp.WithPollingTimeout(10*time.Second)))
 	require.NoError(t, err, "the datasource never showed")

@@ -19,7 +19,13 @@
 // Status, the token service's health when the engine has one (cluster
 // rules: healthy or failing since when and why, requests, fallbacks), the
 // recent rule-change events with their diffs, and the rules suggested from
-// each resource's baseline (see below). Everything it
+// each resource's baseline (see below). Kinds are named as a rule-set
+// document names them (flow, degrade, system, authority, paramFlow), enums
+// by name ("grade": "thread"), times on a 24-hour clock, counts with their
+// unit, and an empty table says why it is empty. The HTML itself holds a
+// summary of the state rendered by the server (resources, rules, breakers,
+// datasources), so that a browser without JavaScript shows it; the script
+// replaces it with the live sections. Everything it
 // needs is embedded (no CDN: it works offline); it is readable on a phone;
 // it changes nothing (any method but GET and HEAD is refused). It reads the
 // engine through [core.Engine.Stats], [core.Engine.History],
