@@ -78,13 +78,10 @@ func main() {
 		c.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	if c.rules == "" {
-		path, copied, err := rulesfile.Locate(rulesfile.SourceDir(), os.TempDir(), "grpc", defaultRules)
+		path, err := rulesfile.Default(os.Stdout, "grpc", defaultRules)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "grpc:", err)
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
-		}
-		if copied {
-			fmt.Println("the rules.json beside the source is not there: following a copy of the built-in one")
 		}
 		c.rules = path
 	}

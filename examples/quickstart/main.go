@@ -74,13 +74,10 @@ func main() {
 		c.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	if c.path == "" {
-		path, copied, err := rulesfile.Locate(rulesfile.SourceDir(), os.TempDir(), "quickstart", defaultRules)
+		path, err := rulesfile.Default(os.Stdout, "quickstart", defaultRules)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "quickstart:", err)
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
-		}
-		if copied {
-			fmt.Println("the rules.json beside the source is not there: following a copy of the built-in one")
 		}
 		c.path = path
 	}

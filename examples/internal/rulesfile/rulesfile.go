@@ -5,16 +5,35 @@
 package rulesfile
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 )
 
+// Default returns the rules file an example follows when no -rules flag
+// names one: the rules.json beside the calling source file, or else a copy
+// of builtin (see [Locate]), which it tells out.
+func Default(out io.Writer, example string, builtin []byte) (string, error) {
+	path, copied, err := Locate(sourceDir(2), os.TempDir(), example, builtin)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", example, err)
+	}
+	if copied {
+		fmt.Fprintf(out, "the rules.json beside the source is not there: following a copy of the built-in one\n")
+	}
+	return path, nil
+}
+
 // SourceDir is the directory of the source file that calls it: go run and
 // go build record it (unless -trimpath), so the rules.json beside it is
 // found from any working directory. "" when it is not known.
-func SourceDir() string {
-	_, file, _, ok := runtime.Caller(1)
+func SourceDir() string { return sourceDir(2) }
+
+// sourceDir is the directory of the source file skip frames up.
+func sourceDir(skip int) string {
+	_, file, _, ok := runtime.Caller(skip)
 	if !ok || !filepath.IsAbs(file) {
 		return ""
 	}
