@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"testing"
 	"time"
 
@@ -346,4 +347,15 @@ func TestClientStreamFailuresOpenTheBreaker(t *testing.T) {
 	assert.Equal(t, codes.Unavailable, status.Code(err))
 	assert.True(t, errors.Is(err, core.ErrBlocked))
 	assert.EqualValues(t, 2, impl.calls.Load())
+}
+
+// The README's table of blocked answers shows the code and the message a
+// blocked call gets, for every kind.
+func TestREADMEShowsTheBlockMessage(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	for _, k := range []core.BlockKind{core.BlockFlow, core.BlockHotspot, core.BlockSystem, core.BlockCircuitBreaker, core.BlockAuthority} {
+		st := status.Convert(bulwarkgrpc.Blocked(&core.BlockError{Kind: k, Resource: "/pkg.S/M"}))
+		assert.Contains(t, string(readme), "| `"+st.Code().String()+"`, `"+st.Message()+"` |", k.String())
+	}
 }
