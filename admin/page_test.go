@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -200,5 +199,4 @@ func TestPageInChromiumIsComplete(t *testing.T) {
 	out := filepath.Join(artifactDir(t), "admin-phone.png")
 	require.NoError(t, os.WriteFile(out, png, 0o644))
 	t.Logf("screenshot: %s", out)
-	_ = time.Second
 }
