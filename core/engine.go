@@ -134,7 +134,9 @@ type Engine struct {
 	closed atomic.Bool
 }
 
-// NewEngine returns an engine with no rules.
+// NewEngine returns an engine with no rules. It starts one goroutine, which
+// keeps the statistics' history and totals from now on (see
+// [Engine.Stats]); [Engine.Close] stops it.
 func NewEngine(opts ...Option) *Engine {
 	cfg := config{
 		maxRT:        4900 * time.Millisecond,
@@ -171,6 +173,7 @@ func NewEngine(opts ...Option) *Engine {
 	e.sys.load.Store(math.Float64bits(math.NaN()))
 	e.sys.cpu.Store(math.Float64bits(math.NaN()))
 	e.OnBreakerStateChange(e.obs.breakerChanged)
+	e.startObserver()
 	return e
 }
 
@@ -203,8 +206,8 @@ func (e *Engine) Authority() *RuleManager[authority.Rule] { return e.authority }
 // Hotspot returns the manager of the engine's hot-parameter rules.
 func (e *Engine) Hotspot() *RuleManager[hotspot.Rule] { return e.hotspot }
 
-// Close stops what the engine runs in the background (the system
-// collector) and waits for it. Entries keep working with the rules in
+// Close stops what the engine runs in the background (the statistics'
+// harvest, the system collector) and waits for it. Entries keep working with the rules in
 // force, but load and CPU checks are disabled from then on; Close is
 // idempotent.
 func (e *Engine) Close() error {

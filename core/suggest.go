@@ -179,10 +179,8 @@ func higher(a, b, c, d uint32) bool { return uint64(a)*uint64(d) > uint64(c)*uin
 // least 5 completed entries for the breakers (none when its average RT
 // rounds to 0 ms); Baseline.Note says what was left out.
 //
-// The baseline is kept per resource from the first [Engine.Stats] (or
-// History or Suggest) call on (admin.Handler makes one when it is made):
-// one record per minute for the last 61
-// minutes (about 3 KB per measured resource, made at its first whole
+// The baseline is kept per resource from the engine's making on: one
+// record per minute for the last 61 minutes (about 3 KB per measured resource, made at its first whole
 // second of traffic), folded by the harvesting goroutine from the
 // per-second history; entries never touch it. Suggest takes the same lock
 // as Stats and never blocks an entry.

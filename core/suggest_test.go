@@ -51,7 +51,6 @@ func TestSuggestFromKnownTraffic(t *testing.T) {
 		flow.Rule{Resource: "GET /other", Count: 5, Shadow: true}.WithDefaults(),    // another resource's: kept
 	}
 	require.NoError(t, e.Flow().Load(inForce))
-	e.Stats() // starts the history
 
 	// GET /orders: 100 entries a second, 150 in second 20; 20 ms each,
 	// 40 ms in second 30; 10 failures in seconds 40 to 44, 50 in second
@@ -145,7 +144,6 @@ func TestSuggestSpan(t *testing.T) {
 	start := clk.Now()
 	e := core.NewEngine(core.WithClock(clk))
 	t.Cleanup(func() { _ = e.Close() })
-	e.Stats()
 	for i := range 60 {
 		driveSecond(t, e, clk, load{Resource: "r", N: 100 + i, RT: time.Millisecond})
 	}
@@ -180,7 +178,6 @@ func TestSuggestKeepsEnforcingBlocks(t *testing.T) {
 	e := core.NewEngine(core.WithClock(clk))
 	t.Cleanup(func() { _ = e.Close() })
 	require.NoError(t, e.Flow().Load([]flow.Rule{qps("r", 20)}))
-	e.Stats()
 	for range 30 {
 		for range 25 {
 			if en, err := e.Enter(bg, "r"); err == nil {
@@ -221,7 +218,6 @@ func ExampleEngine_Suggest() {
 	clk := &manualClock{t: time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)}
 	e := core.NewEngine(core.WithClock(clk))
 	defer e.Close()
-	e.Stats() // the engine measures from the first read on
 
 	// A minute of traffic: 80 calls a second, 120 in one of them.
 	for s := range 60 {
