@@ -29,14 +29,17 @@ import (
 // reading, as time.Now does.
 //
 // The engine also waits (the rate limiter paces entries; a prioritized
-// entry waits for the next window): with a Clock that is also a [Sleeper]
-// it waits through Sleep, otherwise on a real timer.
+// entry waits for the next window): with a Clock that also has a method
+//
+//	Sleep(ctx context.Context, d time.Duration) error
+//
+// it waits through Sleep, otherwise on a real timer, so that a fake clock
+// can advance itself instead of blocking a test. Sleep returns nil once d
+// has passed on the clock, or ctx's cause if ctx ends first.
 type Clock interface{ Now() time.Time }
 
-// Sleeper is a Clock that also does the engine's waiting, so that a fake
-// clock can advance itself instead of blocking a test. Sleep returns nil
-// once d has passed on the clock, or ctx's cause if ctx ends first.
-type Sleeper interface {
+// sleeper is a Clock that also does the engine's waiting (see Clock).
+type sleeper interface {
 	Clock
 	Sleep(ctx context.Context, d time.Duration) error
 }
@@ -232,9 +235,9 @@ func (e *Engine) now() mono.Time {
 func (e *Engine) wallTime(now mono.Time) time.Time { return e.epoch.Add(now.Sub(0)) }
 
 // sleep waits d or until ctx is done, through the Clock when it is a
-// Sleeper.
+// sleeper.
 func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
-	if s, ok := e.clock.(Sleeper); ok {
+	if s, ok := e.clock.(sleeper); ok {
 		return s.Sleep(ctx, d)
 	}
 	t := time.NewTimer(d)
@@ -247,9 +250,11 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// ErrInvalidArgument is wrapped by the errors of Enter and Do for a bad
+// errInvalidArgument is wrapped by the errors of Enter and Do for a bad
 // call: a nil context, an empty resource name, a count below 1, a nil fn.
-var ErrInvalidArgument = errors.New("core: invalid argument")
+// A programming error, which callers do not branch on: the message names
+// it.
+var errInvalidArgument = errors.New("core: invalid argument")
 
 // registry holds the statistics of every measured resource.
 type registry struct {
