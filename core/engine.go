@@ -186,7 +186,8 @@ var (
 )
 
 // Default returns the process-wide engine, created on first use with no
-// options.
+// options. Its statistics goroutine (see [NewEngine]) runs from then on,
+// for the life of the process unless it is closed.
 func Default() *Engine {
 	defaultOnce.Do(func() { defaultEngine = NewEngine() })
 	return defaultEngine
