@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
@@ -63,4 +64,15 @@ func TestStatsCountFromNewEngine(t *testing.T) {
 		}
 		assert.Equal(t, passed, sum)
 	})
+}
+
+// TestCloseStopsTheHarvest: the goroutine NewEngine starts is stopped, and
+// waited for, by Close (and a second Close is harmless).
+func TestCloseStopsTheHarvest(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	e := core.NewEngine()
+	require.True(t, call(e, "r", 0, nil))
+	require.NoError(t, e.Close())
+	require.NoError(t, e.Close())
+	assert.Equal(t, int64(1), resourceStats(t, e.Stats(), "r").Second.Passed, "reads still work")
 }
