@@ -75,16 +75,11 @@ const (
 )
 
 // Handler returns the page and its JSON API for e (see the package doc).
-// It starts e's statistics (core.Engine.Stats keeps minutes, totals and
-// the baseline of /api/suggest only from its first call), so they cover
-// the time since the handler was made, not since the page was first
-// opened.
 func Handler(e *core.Engine, opts ...Option) http.Handler {
 	var c config
 	for _, o := range opts {
 		o(&c)
 	}
-	e.Stats()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

@@ -31,7 +31,6 @@ func knownTraffic(t *testing.T) *core.Engine {
 	e := core.NewEngine(core.WithClock(clk))
 	t.Cleanup(func() { _ = e.Close() })
 	require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "GET /orders", Count: 1000}}))
-	e.Stats()
 	for i := range 40 {
 		l := testtraffic.Load{Resource: "GET /orders", N: 100, RT: 20 * time.Millisecond}
 		switch i {
@@ -133,7 +132,7 @@ func TestSuggestAPIWithoutTraffic(t *testing.T) {
 }
 
 // TestBaselineKeptFromMount: the baseline behind /api/suggest is kept from
-// the moment the handler is made, not from the first request: a service
+// the engine's making, not from the first request: a service
 // whose page nobody opened for an hour still has its hour. Time is
 // synctest's, the engine's clock the real one.
 func TestBaselineKeptFromMount(t *testing.T) {

@@ -58,8 +58,8 @@
 // [Engine.Stats] reads what the engine measures (per resource the sliding
 // second, the last minute and totals, blocks by kind; breakers; system
 // figures; rules per kind and their source; the token service's health)
-// and [Engine.History] the last
-// 60 seconds of one resource; neither blocks an entry. Every change of
+// and [Engine.History] the last 60 seconds of one resource, counted from
+// the engine's making; neither blocks an entry. Every change of
 // rules, and every rejected one, is a [RuleEvent]: logged, delivered to
 // [Engine.OnRuleEvent] and kept ([Engine.RuleEvents]). Packages
 // metrics/bulwarkprom and admin export them as Prometheus metrics and as a

@@ -29,14 +29,17 @@ import (
 // reading, as time.Now does.
 //
 // The engine also waits (the rate limiter paces entries; a prioritized
-// entry waits for the next window): with a Clock that is also a [Sleeper]
-// it waits through Sleep, otherwise on a real timer.
+// entry waits for the next window): with a Clock that also has a method
+//
+//	Sleep(ctx context.Context, d time.Duration) error
+//
+// it waits through Sleep, otherwise on a real timer, so that a fake clock
+// can advance itself instead of blocking a test. Sleep returns nil once d
+// has passed on the clock, or ctx's cause if ctx ends first.
 type Clock interface{ Now() time.Time }
 
-// Sleeper is a Clock that also does the engine's waiting, so that a fake
-// clock can advance itself instead of blocking a test. Sleep returns nil
-// once d has passed on the clock, or ctx's cause if ctx ends first.
-type Sleeper interface {
+// sleeper is a Clock that also does the engine's waiting (see Clock).
+type sleeper interface {
 	Clock
 	Sleep(ctx context.Context, d time.Duration) error
 }
@@ -134,7 +137,9 @@ type Engine struct {
 	closed atomic.Bool
 }
 
-// NewEngine returns an engine with no rules.
+// NewEngine returns an engine with no rules. It starts one goroutine, which
+// keeps the statistics' history and totals from now on (see
+// [Engine.Stats]); [Engine.Close] stops it.
 func NewEngine(opts ...Option) *Engine {
 	cfg := config{
 		maxRT:        4900 * time.Millisecond,
@@ -171,6 +176,7 @@ func NewEngine(opts ...Option) *Engine {
 	e.sys.load.Store(math.Float64bits(math.NaN()))
 	e.sys.cpu.Store(math.Float64bits(math.NaN()))
 	e.OnBreakerStateChange(e.obs.breakerChanged)
+	e.startObserver()
 	return e
 }
 
@@ -180,7 +186,8 @@ var (
 )
 
 // Default returns the process-wide engine, created on first use with no
-// options.
+// options. Its statistics goroutine (see [NewEngine]) runs from then on,
+// for the life of the process unless it is closed.
 func Default() *Engine {
 	defaultOnce.Do(func() { defaultEngine = NewEngine() })
 	return defaultEngine
@@ -203,8 +210,8 @@ func (e *Engine) Authority() *RuleManager[authority.Rule] { return e.authority }
 // Hotspot returns the manager of the engine's hot-parameter rules.
 func (e *Engine) Hotspot() *RuleManager[hotspot.Rule] { return e.hotspot }
 
-// Close stops what the engine runs in the background (the system
-// collector) and waits for it. Entries keep working with the rules in
+// Close stops what the engine runs in the background (the statistics'
+// harvest, the system collector) and waits for it. Entries keep working with the rules in
 // force, but load and CPU checks are disabled from then on; Close is
 // idempotent.
 func (e *Engine) Close() error {
@@ -229,9 +236,9 @@ func (e *Engine) now() mono.Time {
 func (e *Engine) wallTime(now mono.Time) time.Time { return e.epoch.Add(now.Sub(0)) }
 
 // sleep waits d or until ctx is done, through the Clock when it is a
-// Sleeper.
+// sleeper.
 func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
-	if s, ok := e.clock.(Sleeper); ok {
+	if s, ok := e.clock.(sleeper); ok {
 		return s.Sleep(ctx, d)
 	}
 	t := time.NewTimer(d)
@@ -244,9 +251,11 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// ErrInvalidArgument is wrapped by the errors of Enter and Do for a bad
+// errInvalidArgument is wrapped by the errors of Enter and Do for a bad
 // call: a nil context, an empty resource name, a count below 1, a nil fn.
-var ErrInvalidArgument = errors.New("core: invalid argument")
+// A programming error, which callers do not branch on: the message names
+// it.
+var errInvalidArgument = errors.New("core: invalid argument")
 
 // registry holds the statistics of every measured resource.
 type registry struct {

@@ -185,9 +185,9 @@ type Entry struct {
 
 // Enter asks to enter resource. It returns an *Entry to Exit when the call
 // ends, or an error: a *BlockError when a rule blocked it
-// (errors.Is(err, ErrBlocked)), an error wrapping ErrInvalidArgument for a
-// bad call, or the context's error when ctx ended while the entry was
-// waiting for its turn.
+// (errors.Is(err, ErrBlocked)), an error naming the problem for a bad
+// call (a nil ctx, an empty resource, a count below 1), or the context's
+// error when ctx ended while the entry was waiting for its turn.
 //
 // Enter is small enough to be inlined, so when the caller does not let the
 // Entry escape it lives on the caller's stack and entering allocates
@@ -202,7 +202,7 @@ func (e *Engine) Enter(ctx context.Context, resource string, opts ...EntryOption
 // recorded as an error and continues unwinding.
 func (e *Engine) Do(ctx context.Context, resource string, fn func(context.Context) error, opts ...EntryOption) error {
 	if fn == nil {
-		return fmt.Errorf("%w: nil fn", ErrInvalidArgument)
+		return fmt.Errorf("%w: nil fn", errInvalidArgument)
 	}
 	var en Entry
 	if _, err := e.enter(ctx, &en, resource, opts); err != nil {
@@ -336,12 +336,12 @@ func (en *Entry) holdArgs(hs *hotspotSet, args []any) {
 
 func badCall(ctx context.Context, resource string) error {
 	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+		return fmt.Errorf("%w: nil context", errInvalidArgument)
 	}
-	return fmt.Errorf("%w: empty resource name", ErrInvalidArgument)
+	return fmt.Errorf("%w: empty resource name", errInvalidArgument)
 }
 
-func badCount(n int) error { return fmt.Errorf("%w: count %d < 1", ErrInvalidArgument, n) }
+func badCount(n int) error { return fmt.Errorf("%w: count %d < 1", errInvalidArgument, n) }
 
 // check runs the rule kinds in Sentinel's order: authority, system
 // (inbound entries only), hot parameters, flow, circuit breakers. r is nil

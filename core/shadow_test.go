@@ -249,7 +249,6 @@ func TestShadowBlocksInMinuteTotalAndHistory(t *testing.T) {
 		shadow := qps("r", 2)
 		shadow.Shadow = true
 		require.NoError(t, e.Flow().Load([]flow.Rule{shadow}))
-		e.Stats() // starts the history
 		time.Sleep(100 * time.Millisecond)
 		assert.Equal(t, 5, enterN(t, e, "r", 5, 0))
 

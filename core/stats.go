@@ -58,9 +58,9 @@ type ResourceStats struct {
 	// Minute covers the 60 whole seconds before the current one (the sum
 	// of [Engine.History]).
 	Minute Figures
-	// Total covers everything counted since the engine first reported the
-	// resource (its first Stats or History call, or the first after the
-	// resource appeared): counters that only grow, as Prometheus wants.
+	// Total covers everything counted since the engine was made (or the
+	// resource first had an entry): counters that only grow, as
+	// Prometheus wants.
 	// It lags the clock by up to half a second (the current bucket), and
 	// its MinRT and Concurrency are 0.
 	Total Figures
@@ -115,12 +115,13 @@ type Stats struct {
 // figures.
 //
 // Reading takes no lock that Enter or Exit take and writes nothing they
-// read, so it never blocks or slows an entry. The first call also starts a
-// goroutine that copies every completed half-second bucket into the
+// read, so it never blocks or slows an entry. The figures count from the
+// engine's making, whenever they are first read: a goroutine that
+// [NewEngine] starts copies every completed half-second bucket into the
 // per-second history and the totals before the windows reuse it, about
-// every 200 ms; [Engine.Close] stops it. Figures begin from that first
-// call: the second window is always there, but minutes and totals are
-// kept only from then on.
+// every 200 ms, and [Engine.Close] stops it (after Close, reads still
+// harvest, so figures stay whole while they are read at least every half
+// second).
 func (e *Engine) Stats() Stats {
 	o := &e.obs
 	o.mu.Lock()
@@ -152,14 +153,14 @@ func (e *Engine) Stats() Stats {
 
 // History returns the resource's figures per second over the last 60 whole
 // seconds, oldest first: always 60 entries, zero for seconds with nothing
-// counted (or before [Engine.Stats] was first called), nil for a resource
+// counted, nil for a resource
 // that is not measured.
 func (e *Engine) History(resource string) []Figures {
 	o := &e.obs
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	now := e.now()
-	if ms := now.Millis(); o.series == nil || ms-ms%harvestBucketMs != o.harvested {
+	if ms := now.Millis(); ms-ms%harvestBucketMs != o.harvested {
 		e.harvest(now) // else nothing completed since the last harvest
 	}
 	s := o.series[resource]
@@ -189,7 +190,7 @@ type observer struct {
 	harvested int64
 	// inboundRS wraps the engine's inbound node for harvest.
 	inboundRS *resStats
-	stop      chan struct{} // nil until the first Stats; closed by Close
+	stop      chan struct{} // closed by Close (then nil)
 	done      chan struct{}
 
 	// breakers holds a *breakerTrack per breaker rule in force. Entries
@@ -294,19 +295,15 @@ func (s *resStats) tallyIn(p *atomic.Pointer[stat.Tally]) *stat.Tally {
 	return t
 }
 
-// startObserver begins harvesting the first time statistics are read.
+// startObserver starts the goroutine that harvests the windows, so that
+// the history and totals count from the engine's making. NewEngine calls
+// it; [Engine.Close] stops it.
 func (e *Engine) startObserver() {
 	o := &e.obs
-	if o.series != nil {
-		return
-	}
 	o.series = make(map[string]*series)
-	if e.closed.Load() {
-		return
-	}
-	stop, done := make(chan struct{}), make(chan struct{})
-	o.stop, o.done = stop, done
-	go everyUntil(stop, done, harvestEvery, func() {
+	o.inboundRS = &resStats{node: e.inbound}
+	o.stop, o.done = make(chan struct{}), make(chan struct{})
+	go everyUntil(o.stop, o.done, harvestEvery, func() {
 		o.mu.Lock()
 		e.harvest(e.now())
 		o.mu.Unlock()
@@ -330,7 +327,6 @@ func (e *Engine) stopObserver() {
 // It runs under o.mu.
 func (e *Engine) harvest(now mono.Time) {
 	o := &e.obs
-	e.startObserver()
 	ms := now.Millis()
 	o.harvested = ms - ms%harvestBucketMs
 	seen := 0
@@ -352,9 +348,6 @@ func (e *Engine) harvest(now mono.Time) {
 				s.gone = true
 			}
 		}
-	}
-	if o.inboundRS == nil {
-		o.inboundRS = &resStats{node: e.inbound}
 	}
 	o.inbound.harvest(o.inboundRS, ms)
 }

@@ -9,16 +9,6 @@ import (
 	"github.com/bulwark-go/bulwark/core"
 )
 
-// BenchmarkEnterExitPassQPSObserved: BenchmarkEnterExitPassQPS while the
-// statistics are harvested (Stats was called): the pass path is the same,
-// the harvester reads the windows every 200 ms.
-func BenchmarkEnterExitPassQPSObserved(b *testing.B) {
-	e := passingEngine(b)
-	defer e.Close()
-	e.Stats()
-	enterExit(b, e, "r")
-}
-
 // BenchmarkStats10k: one Stats call with 10,000 resources that have
 // traffic.
 func BenchmarkStats10k(b *testing.B) {

@@ -48,7 +48,6 @@ func TestStatsSecondMinuteTotal(t *testing.T) {
 		e := core.NewEngine()
 		defer e.Close()
 		require.NoError(t, e.Flow().Load([]flow.Rule{qps("r", 5)}))
-		e.Stats() // starts the history
 		time.Sleep(100 * time.Millisecond)
 
 		admitted := 0
@@ -108,7 +107,6 @@ func TestStatsHistoryAndTotalsAreHarvestedInTheBackground(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := core.NewEngine()
 		defer e.Close()
-		e.Stats()
 		// 90 seconds of traffic, i+1 entries in second i, without reading:
 		// only the harvesting goroutine sees the buckets before they slide.
 		var want int64

@@ -47,6 +47,11 @@ type Baseline struct {
 	// start of the first second with that many (zero when none passed).
 	PeakQPS int64
 	PeakAt  time.Time
+	// PeakDemand is the most entries asked for in one second: passed,
+	// plus blocked by any rule but an authority rule (a caller refused
+	// by origin is refused at any load). It is above PeakQPS when rules
+	// in force held the resource down.
+	PeakDemand int64
 	// PeakErrorRatio is the highest ratio of failed to completed entries,
 	// and PeakAvgRT the highest average response time, of the seconds
 	// with at least 5 completed entries (a breaker's default
@@ -58,7 +63,9 @@ type Baseline struct {
 	// suggested slow-call and error-ratio breakers.
 	Flow           []flow.Rule
 	CircuitBreaker []circuitbreaker.Rule
-	// Note says why a rule was not suggested; empty when none is missing.
+	// Note says why a rule was not suggested, and when the flow rule is
+	// suggested from the demand rather than the passed entries; empty
+	// otherwise.
 	Note string
 }
 
@@ -80,6 +87,10 @@ const (
 	errorMargin = 0.1
 	// slowRatio is the ratio of slow calls the slow-call breaker allows.
 	slowRatio = 0.5
+	// minSlowMs is the least slow-call threshold suggested, ms (see
+	// Suggest): below it, a pause that lengthens every call at once is
+	// as long as the calls, and whole-ms counting rounds by over 10 %.
+	minSlowMs = 10
 	// breakerWindow is how long (s) a suggested breaker stays open.
 	breakerWindow = 10
 )
@@ -91,6 +102,7 @@ type minuteRec struct {
 	pass, block, success, exception uint32
 	peak                            uint32 // most entries passed in one second
 	peakSec                         uint8  // that second, in the minute
+	demand                          uint32 // most entries passed or blocked (but by authority) in one second
 	active                          uint8  // seconds with entries passed
 	busy                            uint8  // seconds with at least busyCalls completed
 	// The busy seconds with the highest error ratio and average RT, as
@@ -137,6 +149,11 @@ func (s *series) fold(d *second) {
 	if d.pass > r.peak {
 		r.peak, r.peakSec = d.pass, uint8(d.sec%60)
 	}
+	demand := int64(d.pass) + int64(d.block)
+	if s.kinds != nil {
+		demand -= int64(s.kinds[d.sec%historySeconds][BlockAuthority-1])
+	}
+	r.demand = max(r.demand, sat32(demand))
 	if d.success < busyCalls {
 		return
 	}
@@ -155,15 +172,22 @@ func higher(a, b, c, d uint32) bool { return uint64(a)*uint64(d) > uint64(c)*uin
 // Suggest proposes rules from what the engine measured over the last
 // period (rounded out to whole minutes; at most an hour, which 0 means
 // too), with factor as headroom (values below 1, NaN and infinities mean
-// 1.3). For
-// every resource with traffic in the span it reports the baseline —
-// peak pass QPS, peak error ratio and peak average RT per second — and
-// suggests, every rule with Shadow set:
+// 1.3). For every resource with traffic in the span it reports the
+// baseline — peak pass QPS, peak demand, peak error ratio and peak average
+// RT per second — and suggests, every rule with Shadow set:
 //
-//   - a QPS flow rule with Count ceil(factor × peak pass QPS);
+//   - a QPS flow rule with Count ceil(factor × peak demand): the most
+//     entries passed and blocked (by any rule but authority) in one
+//     second, so that a resource a rule already holds down is suggested
+//     what its callers asked for, not the limit it has (Baseline.Note
+//     says so when the demand is above the peak pass QPS);
 //   - a slow-call breaker (SlowRequestRatio) with Count (the RT above
-//     which a call is slow, ms) ceil(factor × peak average RT), opening
-//     when more than half of at least 5 calls in a second are slow. The
+//     which a call is slow, ms) max(ceil(factor × peak average RT), 10),
+//     opening when more than half of at least 5 calls in a second are
+//     slow. The 10 ms floor: RTs are counted in whole ms, and below
+//     10 ms a pause that lengthens every call at once (a GC cycle, a
+//     scheduling delay, a throttled CPU quota) is as long as the calls
+//     themselves: 2 ms from a 1.4 ms peak would trip on any pause. The
 //     engine keeps no RT percentiles; RT distributions lean right (a
 //     second's median is typically below its mean), so in the slowest
 //     second observed fewer than half the calls were typically slower
@@ -176,14 +200,12 @@ func higher(a, b, c, d uint32) bool { return uint64(a)*uint64(d) > uint64(c)*uin
 // both breakers with a 10 s TimeWindow and Java's default
 // MinRequestAmount (5) and StatIntervalMs (1 s). A resource needs 30
 // seconds of the span with entries passed for a flow rule, and 30 with at
-// least 5 completed entries for the breakers (none when its average RT
-// rounds to 0 ms); Baseline.Note says what was left out.
+// least 5 completed entries for the breakers; Baseline.Note says what was
+// left out.
 //
-// The baseline is kept per resource from the first [Engine.Stats] (or
-// History or Suggest) call on (admin.Handler makes one when it is made):
-// one record per minute for the last 61
-// minutes (about 3 KB per measured resource, made at its first whole
-// second of traffic), folded by the harvesting goroutine from the
+// The baseline is kept per resource from the engine's making on: one
+// record per minute for the last 61 minutes (about 3 KB per measured
+// resource, made at its first whole second of traffic), folded by the harvesting goroutine from the
 // per-second history; entries never touch it. Suggest takes the same lock
 // as Stats and never blocks an entry.
 func (e *Engine) Suggest(period time.Duration, factor float64) Suggestion {
@@ -238,6 +260,7 @@ func (s *series) baseline(name string, firstMin, lastMin int64, wall func(mono.T
 		if int64(r.peak) > b.PeakQPS {
 			b.PeakQPS, peakSec = int64(r.peak), m*60+int64(r.peakSec)
 		}
+		b.PeakDemand = max(b.PeakDemand, int64(r.demand))
 		if r.errCalls > 0 && (errCalls == 0 || higher(r.errFailed, r.errCalls, errFailed, errCalls)) {
 			errFailed, errCalls = r.errFailed, r.errCalls
 		}
@@ -267,8 +290,13 @@ func (b *Baseline) suggest(factor float64, busy int) {
 	if b.Seconds < minSeconds {
 		notes = append(notes, fmt.Sprintf("no flow rule: %d s with entries passed, %d needed", b.Seconds, minSeconds))
 	} else {
+		peak := max(b.PeakQPS, b.PeakDemand)
 		b.Flow = []flow.Rule{flow.Rule{Resource: b.Resource, Grade: flow.GradeQPS,
-			Count: ceil(factor * float64(b.PeakQPS)), Shadow: true}.WithDefaults()}
+			Count: ceil(factor * float64(peak)), Shadow: true}.WithDefaults()}
+		if peak > b.PeakQPS {
+			notes = append(notes, fmt.Sprintf("flow count from the peak demand %d/s (passed and blocked), not the %d/s passed: rules in force blocked the rest",
+				peak, b.PeakQPS))
+		}
 	}
 	breaker := func(g circuitbreaker.Grade, count float64, ratio float64) {
 		b.CircuitBreaker = append(b.CircuitBreaker, circuitbreaker.Rule{Resource: b.Resource, Grade: g, Count: count,
@@ -280,11 +308,7 @@ func (b *Baseline) suggest(factor float64, busy int) {
 	case busy < minSeconds:
 		notes = append(notes, fmt.Sprintf("no breaker: %d s with at least %d completed entries, %d needed", busy, busyCalls, minSeconds))
 	default:
-		if slow := ceil(factor * rtMs); slow >= 1 {
-			breaker(circuitbreaker.SlowRequestRatio, slow, slowRatio)
-		} else {
-			notes = append(notes, "no slow-call breaker: the average RT rounds to 0 ms")
-		}
+		breaker(circuitbreaker.SlowRequestRatio, max(ceil(factor*rtMs), minSlowMs), slowRatio)
 		if t := math.Ceil(max(factor*b.PeakErrorRatio, b.PeakErrorRatio+errorMargin)*100-1e-6) / 100; t < 1 {
 			breaker(circuitbreaker.ErrorRatio, t, 0)
 		} else {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/authority"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/internal/testclock"
@@ -51,7 +52,6 @@ func TestSuggestFromKnownTraffic(t *testing.T) {
 		flow.Rule{Resource: "GET /other", Count: 5, Shadow: true}.WithDefaults(),    // another resource's: kept
 	}
 	require.NoError(t, e.Flow().Load(inForce))
-	e.Stats() // starts the history
 
 	// GET /orders: 100 entries a second, 150 in second 20; 20 ms each,
 	// 40 ms in second 30; 10 failures in seconds 40 to 44, 50 in second
@@ -109,10 +109,12 @@ func TestSuggestFromKnownTraffic(t *testing.T) {
 	assert.Equal(t, start, cache.PeakAt, "the first second with the peak")
 	require.Len(t, cache.Flow, 1)
 	assert.Equal(t, 13.0, cache.Flow[0].Count)
-	require.Len(t, cache.CircuitBreaker, 1, "no slow-call breaker for calls under a millisecond")
-	assert.Equal(t, circuitbreaker.ErrorRatio, cache.CircuitBreaker[0].Grade)
-	assert.Equal(t, 0.1, cache.CircuitBreaker[0].Count, "no errors seen: the margin")
-	assert.Equal(t, "no slow-call breaker: the average RT rounds to 0 ms", cache.Note)
+	require.Len(t, cache.CircuitBreaker, 2)
+	assert.Equal(t, circuitbreaker.SlowRequestRatio, cache.CircuitBreaker[0].Grade)
+	assert.Equal(t, 10.0, cache.CircuitBreaker[0].Count, "calls under a millisecond: the 10 ms floor")
+	assert.Equal(t, circuitbreaker.ErrorRatio, cache.CircuitBreaker[1].Grade)
+	assert.Equal(t, 0.1, cache.CircuitBreaker[1].Count, "no errors seen: the margin")
+	assert.Empty(t, cache.Note)
 
 	rare := baselineOf(t, sg, "GET /rare")
 	assert.Equal(t, 10, rare.Seconds)
@@ -145,7 +147,6 @@ func TestSuggestSpan(t *testing.T) {
 	start := clk.Now()
 	e := core.NewEngine(core.WithClock(clk))
 	t.Cleanup(func() { _ = e.Close() })
-	e.Stats()
 	for i := range 60 {
 		driveSecond(t, e, clk, load{Resource: "r", N: 100 + i, RT: time.Millisecond})
 	}
@@ -173,29 +174,67 @@ func TestSuggestSpan(t *testing.T) {
 	assert.Equal(t, start.Add(16*time.Minute), sg.From, "0 means an hour")
 }
 
-// TestSuggestKeepsEnforcingBlocks counts blocked entries in the baseline:
-// the peak is of passed entries, the blocks say the demand was higher.
-func TestSuggestKeepsEnforcingBlocks(t *testing.T) {
+// TestSuggestFromDemand: a resource that a rule in force holds down is
+// suggested from its demand (passed and blocked entries per second), not
+// from the limit it has; entries that an authority rule refuses are not
+// demand.
+func TestSuggestFromDemand(t *testing.T) {
 	clk := testclock.New()
 	e := core.NewEngine(core.WithClock(clk))
 	t.Cleanup(func() { _ = e.Close() })
-	require.NoError(t, e.Flow().Load([]flow.Rule{qps("r", 20)}))
-	e.Stats()
-	for range 30 {
-		for range 25 {
-			if en, err := e.Enter(bg, "r"); err == nil {
-				en.Exit()
-			}
-		}
-		clk.Advance(500 * time.Millisecond)
-		e.History("r")
-		clk.Advance(500 * time.Millisecond)
-		e.History("r")
+	require.NoError(t, e.Flow().Load([]flow.Rule{qps("GET /orders", 20)}))
+	require.NoError(t, e.Authority().Load([]authority.Rule{{Resource: "GET /orders", LimitApp: "scraper",
+		Strategy: authority.Black}}))
+	// 40 s: 25 calls a second from callers, 5 of them over the limit,
+	// and 30 from a caller the authority rule refuses; 10 calls a
+	// second to GET /free, which no rule limits.
+	for range 40 {
+		driveSecond(t, e, clk,
+			load{Resource: "GET /orders", N: 25, Blocked: 5, RT: 20 * time.Millisecond},
+			load{Resource: "GET /orders", Origin: "scraper", N: 30, Blocked: 30},
+			load{Resource: "GET /free", N: 10, RT: 20 * time.Millisecond})
 	}
-	b := e.Suggest(time.Minute, 1.5).Resources[0]
-	assert.Equal(t, int64(20), b.PeakQPS)
-	assert.Equal(t, int64(30*5), b.Blocked)
-	assert.Equal(t, 30.0, b.Flow[0].Count)
+	sg := e.Suggest(10*time.Minute, 1.5)
+
+	b := baselineOf(t, sg, "GET /orders")
+	assert.Equal(t, int64(40*20), b.Passed)
+	assert.Equal(t, int64(40*35), b.Blocked, "every block is in the totals")
+	assert.Equal(t, int64(20), b.PeakQPS, "the limit in force")
+	assert.Equal(t, int64(25), b.PeakDemand, "passed and blocked by flow, not by authority")
+	require.Len(t, b.Flow, 1)
+	assert.Equal(t, 38.0, b.Flow[0].Count, "ceil(1.5 × 25), not 1.5 × the limit of 20")
+	assert.Equal(t, "flow count from the peak demand 25/s (passed and blocked), not the 20/s passed: rules in force blocked the rest", b.Note)
+
+	free := baselineOf(t, sg, "GET /free")
+	assert.Equal(t, int64(10), free.PeakQPS)
+	assert.Equal(t, int64(10), free.PeakDemand, "nothing blocked: the demand is what passed")
+	assert.Equal(t, 15.0, free.Flow[0].Count)
+	assert.Empty(t, free.Note)
+}
+
+// TestSuggestSlowCallFloor: the slow-call threshold is factor × the peak
+// average RT, but at least 10 ms: a 1.4 ms peak would otherwise make it
+// 2 ms, which any pause trips.
+func TestSuggestSlowCallFloor(t *testing.T) {
+	clk := testclock.New()
+	e := core.NewEngine(core.WithClock(clk))
+	t.Cleanup(func() { _ = e.Close() })
+	for range 40 {
+		driveSecond(t, e, clk,
+			load{Resource: "fast", N: 3, RT: time.Millisecond}, // 3 × 1 ms + 2 × 2 ms: 1.4 ms on average
+			load{Resource: "fast", N: 2, RT: 2 * time.Millisecond},
+			load{Resource: "mid", N: 5, RT: 9 * time.Millisecond})
+	}
+	sg := e.Suggest(10*time.Minute, 1.3)
+	slow := func(resource string) circuitbreaker.Rule {
+		b := baselineOf(t, sg, resource)
+		require.NotEmpty(t, b.CircuitBreaker, resource)
+		require.Equal(t, circuitbreaker.SlowRequestRatio, b.CircuitBreaker[0].Grade, resource)
+		return b.CircuitBreaker[0]
+	}
+	assert.Equal(t, 1400*time.Microsecond, baselineOf(t, sg, "fast").PeakAvgRT)
+	assert.Equal(t, 10.0, slow("fast").Count, "ceil(1.3 × 1.4 ms) is 2 ms: the floor")
+	assert.Equal(t, 12.0, slow("mid").Count, "ceil(1.3 × 9 ms), above the floor")
 }
 
 // manualClock is a core.Clock that moves only when told, so that the
@@ -221,7 +260,6 @@ func ExampleEngine_Suggest() {
 	clk := &manualClock{t: time.Date(2026, 3, 2, 14, 0, 0, 0, time.UTC)}
 	e := core.NewEngine(core.WithClock(clk))
 	defer e.Close()
-	e.Stats() // the engine measures from the first read on
 
 	// A minute of traffic: 80 calls a second, 120 in one of them.
 	for s := range 60 {

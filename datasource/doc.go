@@ -136,7 +136,7 @@
 // [Instance] (ID, app, version, address, admin URL) beside its rule
 // document, and a console that reads the document lists the instances
 // with [Registry.Instances]. Register refreshes the record every
-// Instance.Interval ([DefaultBeatInterval]) from a goroutine that the
+// Instance.Interval (5 s when zero) from a goroutine that the
 // returned io.Closer owns; the record expires [MissedBeats] intervals
 // after its last beat, in the backend's own way (each backend's Register
 // says how), and a record that outlives its beats is listed Stale. The

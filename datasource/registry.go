@@ -46,8 +46,7 @@ type Instance struct {
 	Version  string
 	Addr     string
 	AdminURL string
-	// Interval is how often the record is refreshed: DefaultBeatInterval
-	// when zero. A backend may raise it to what its server allows (a TTL
+	// Interval is how often the record is refreshed: 5 s when zero. A backend may raise it to what its server allows (a TTL
 	// has a minimum on some servers).
 	Interval time.Duration
 	// Beat is when the record was last refreshed, by the instance's clock.
@@ -59,10 +58,6 @@ type Instance struct {
 	Stale bool
 }
 
-const (
-	// DefaultBeatInterval is the Interval of an Instance that sets none.
-	DefaultBeatInterval = 5 * time.Second
-	// MissedBeats is how many beats a record outlives: it expires (or is
-	// Stale) MissedBeats intervals after its last beat.
-	MissedBeats = 3
-)
+// MissedBeats is how many beats a record outlives: it expires (or is
+// Stale) MissedBeats intervals after its last beat.
+const MissedBeats = 3

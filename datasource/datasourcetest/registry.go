@@ -103,7 +103,7 @@ func (s suite) registerListed(t *testing.T) {
 	s.register(t, reg, def)
 	list = s.waitInstances(t, reg, "the third instance", func(l []datasource.Instance) bool { return len(l) == 3 })
 	got, _ := find(list, "default-interval")
-	assert.Equal(t, datasource.DefaultBeatInterval, got.Interval, "Interval 0 is DefaultBeatInterval")
+	assert.Equal(t, registry.DefaultInterval, got.Interval, "Interval 0 is 5 s")
 }
 
 // beatKeepsIt: a registered instance stays listed and fresh for more than

@@ -4,9 +4,10 @@ package file
 // Readable, Watch, Write).
 func ReadCount(s *Source) int64 { return s.reads.Load() }
 
-// WithPerm and WithDebounce let tests set a new file's permission bits and
-// Watch's debounce.
+// WithPerm, WithDebounce and WithLockPath let tests set a new file's
+// permission bits, Watch's debounce and Write's lock file.
 var (
 	WithPerm     = withPerm
 	WithDebounce = withDebounce
+	WithLockPath = withLockPath
 )

@@ -44,10 +44,12 @@ func WithPolling() Option { return func(s *Source) { s.polling = true } }
 // at once. Zero reads at once after every event.
 func withDebounce(d time.Duration) Option { return func(s *Source) { s.debounce = max(d, 0) } }
 
-// WithLockPath sets the lock file Write holds while it compares and
-// replaces (default: ".<name>.lock" beside the file). Every process that
-// writes the file must use the same lock file.
-func WithLockPath(path string) Option { return func(s *Source) { s.lockPath = path } }
+// withLockPath sets the lock file Write holds while it compares and
+// replaces (default: ".<name>.lock" beside the file). Only tests set it:
+// the directory that holds the file is writable (an atomic save renames a
+// file into it), so the lock file beside it always works, and a path
+// chosen per process is a way for two writers to miss each other's lock.
+func withLockPath(path string) Option { return func(s *Source) { s.lockPath = path } }
 
 // Source is a rule document in a file: a datasource.Source, a
 // datasource.Watcher and a datasource.Sink. Its revision is the content
@@ -57,7 +59,7 @@ type Source struct {
 	perm     fs.FileMode
 	polling  bool
 	debounce time.Duration
-	lockPath string
+	lockPath string // withLockPath
 	life     backend.Lifecycle
 	reg      *registry.Registry
 	reads    atomic.Int64 // calls of Read, for tests
@@ -272,7 +274,7 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 	return datasource.Snapshot{Data: append([]byte(nil), data...), Revision: contentrev.Of(data)}, nil
 }
 
-// lock takes the lock every writer of the file takes (WithLockPath, else
+// lock takes the lock every writer of the file takes (withLockPath, else
 // ".<name>.lock" beside the file the path leads to) and returns that file,
 // the one a write replaces: the path with its links followed.
 func (s *Source) lock(ctx context.Context) (target string, unlock func(), err error) {

@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// Clock is a core.Sleeper whose time moves only through Advance and Sleep.
+// Clock is a core.Clock with a Sleep method (the engine waits through it)
+// whose time moves only through Advance and Sleep.
 // Safe for concurrent use.
 type Clock struct {
 	mu sync.Mutex

@@ -15,11 +15,14 @@ import (
 	"github.com/bulwark-go/bulwark/internal/testclock"
 )
 
-// Load is one resource's traffic in one second: N entries, the first
-// Failed of them failing, each taking RT (under 500 ms).
+// Load is one resource's traffic in one second: N entries from Origin
+// (none when empty), Blocked of them blocked by the rules in force, the
+// first Failed of the others failing, each taking RT (under 500 ms).
 type Load struct {
 	Resource  string
+	Origin    string
 	N, Failed int
+	Blocked   int
 	RT        time.Duration
 }
 
@@ -30,7 +33,8 @@ var ErrFailed = errors.New("testtraffic: failed")
 // after its RT, and moves the clock on by a second, reading the
 // statistics every half second as the engine's harvesting goroutine would
 // on a real clock. Start the clock on a whole second of the engine (a new
-// engine's clock is). It fails when an entry is blocked.
+// engine's clock is). It fails when the rules block other than Blocked
+// entries of a load.
 func Second(e *core.Engine, clk *testclock.Clock, loads ...Load) error {
 	start := clk.Now()
 	entries := make([][]*core.Entry, len(loads))
@@ -38,12 +42,24 @@ func Second(e *core.Engine, clk *testclock.Clock, loads ...Load) error {
 		if l.RT >= 500*time.Millisecond {
 			return fmt.Errorf("testtraffic: %s: RT %v, want under 500ms", l.Resource, l.RT)
 		}
+		var opts []core.EntryOption
+		if l.Origin != "" {
+			opts = append(opts, core.WithOrigin(l.Origin))
+		}
+		blocked := 0
 		for range l.N {
-			en, err := e.Enter(context.Background(), l.Resource)
+			en, err := e.Enter(context.Background(), l.Resource, opts...)
+			if errors.Is(err, core.ErrBlocked) {
+				blocked++
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("testtraffic: %s: %w", l.Resource, err)
 			}
 			entries[i] = append(entries[i], en)
+		}
+		if blocked != l.Blocked {
+			return fmt.Errorf("testtraffic: %s: %d of %d entries blocked, want %d", l.Resource, blocked, l.N, l.Blocked)
 		}
 	}
 	order := make([]int, len(loads))

@@ -64,15 +64,13 @@ var (
 
 // NewCollector returns a collector of e's metrics (see the package doc).
 // Register it on your own registry: prometheus.NewRegistry().MustRegister.
-// It starts e's statistics (core.Engine.Stats keeps totals only from its
-// first call), so the counters count from the collector's making, not from
-// the first scrape.
+// The counters count from e's making (see core.Engine.Stats), whenever the
+// collector is made or first scraped.
 func NewCollector(e *core.Engine, opts ...Option) prometheus.Collector {
 	c := &collector{e: e, labels: map[string][]*dto.LabelPair{}, labelName: "resource"}
 	for _, o := range opts {
 		o(c)
 	}
-	e.Stats()
 	return c
 }
 

@@ -51,7 +51,7 @@ func TestCollectorExportsTheEngine(t *testing.T) {
 		require.Error(t, e.Flow().Load([]flow.Rule{{Resource: "GET /orders", Count: -3}}))
 		require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{{Resource: "db", Grade: circuitbreaker.ErrorCount,
 			Count: 1, TimeWindow: 10, MinRequestAmount: 1, StatIntervalMs: 1000}}))
-		n, err := testutil.GatherAndCount(reg) // the first scrape starts the history
+		n, err := testutil.GatherAndCount(reg)
 		require.NoError(t, err)
 		assert.Positive(t, n)
 
@@ -254,7 +254,7 @@ func TestCollectorExportsShadowBlocks(t *testing.T) {
 		reg := prometheus.NewPedanticRegistry()
 		require.NoError(t, reg.Register(bulwarkprom.NewCollector(e)))
 		require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "r", Count: 4}, {Resource: "r", Count: 1, Shadow: true}}))
-		_, err := testutil.GatherAndCount(reg) // the first scrape starts the history
+		_, err := testutil.GatherAndCount(reg)
 		require.NoError(t, err)
 		for range 6 {
 			call(e, "r", 0, nil)

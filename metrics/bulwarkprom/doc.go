@@ -4,9 +4,10 @@
 //
 // [NewCollector] returns a prometheus.Collector that the caller registers on
 // a registry of their own; the package registers nothing globally and
-// serves nothing. Every scrape reads [core.Engine.Stats] once (the first
-// scrape starts the engine's history, see there), so counters count from
-// the first scrape.
+// serves nothing. Every scrape reads [core.Engine.Stats] once; its totals
+// count from the engine's making, so the counters cover the traffic before
+// the collector was made or first scraped, as counters since the process
+// started should.
 //
 // # Metrics
 //

@@ -65,6 +65,10 @@ func ValidID(id string) bool { return validID.MatchString(id) }
 // keeps fresh: one process registers each instance once.
 var ErrDuplicate = errors.New("instance already registered through this source")
 
+// DefaultInterval is the Interval of an Instance that sets none (see
+// datasource.Instance).
+const DefaultInterval = 5 * time.Second
+
 // Timeouts of the calls that no caller's context bounds: the Delete of
 // Close, and each beat's Put (which is also bounded by the interval).
 const (
@@ -79,7 +83,7 @@ func (r *Registry) Register(ctx context.Context, inst datasource.Instance) (io.C
 		return nil, fmt.Errorf("%s: register: instance ID %q: want 1 to 128 letters, digits, '.', '-', '_' or ':', not starting with '.'", r.name, inst.ID)
 	}
 	if inst.Interval <= 0 {
-		inst.Interval = datasource.DefaultBeatInterval
+		inst.Interval = DefaultInterval
 	}
 	inst.Beat, inst.Stale = time.Time{}, false
 	r.mu.Lock()
