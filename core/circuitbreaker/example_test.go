@@ -39,5 +39,5 @@ func Example() {
 	// inventory unavailable
 	// inventory: CLOSED -> OPEN (3 errors)
 	// inventory unavailable
-	// core: inventory blocked by circuit breaker errorCount 2 timeWindow=10s (breaker OPEN)
+	// core: inventory blocked by degrade rule errorCount 2 timeWindow=10s (breaker OPEN)
 }
