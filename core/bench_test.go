@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -74,8 +75,9 @@ func enterExit(b *testing.B, e *core.Engine, resource string) {
 	}
 }
 
-func passingEngine(b *testing.B) *core.Engine {
-	e := core.NewEngine()
+func passingEngine(b *testing.B, opts ...core.Option) *core.Engine {
+	e := core.NewEngine(opts...)
+	b.Cleanup(func() { _ = e.Close() })
 	if err := e.Flow().Load([]flow.Rule{{Resource: "r", Grade: flow.GradeQPS, Count: 1e12}}); err != nil {
 		b.Fatal(err)
 	}
@@ -88,10 +90,24 @@ func BenchmarkEnterExitNoRule(b *testing.B) { enterExit(b, core.NewEngine(), "r"
 // BenchmarkEnterExitPassQPS: one QPS rule that always passes.
 func BenchmarkEnterExitPassQPS(b *testing.B) { enterExit(b, passingEngine(b), "r") }
 
+// BenchmarkEnterExitPassQPSCoarse: the same with the coarse clock
+// (WithCoarseClock(time.Millisecond)): no clock read on the entry path.
+func BenchmarkEnterExitPassQPSCoarse(b *testing.B) {
+	enterExit(b, passingEngine(b, core.WithCoarseClock(time.Millisecond)), "r")
+}
+
 // BenchmarkEnterExitPassQPSParallel: the same under RunParallel, one hot
 // resource shared by every core.
-func BenchmarkEnterExitPassQPSParallel(b *testing.B) {
-	e := passingEngine(b)
+func BenchmarkEnterExitPassQPSParallel(b *testing.B) { hotParallel(b) }
+
+// BenchmarkEnterExitPassQPSCoarseParallel: one hot resource shared by
+// every core, with the coarse clock.
+func BenchmarkEnterExitPassQPSCoarseParallel(b *testing.B) {
+	hotParallel(b, core.WithCoarseClock(time.Millisecond))
+}
+
+func hotParallel(b *testing.B, opts ...core.Option) {
+	e := passingEngine(b, opts...)
 	ctx := context.Background()
 	parallel(b, func(pb *testing.PB) {
 		for pb.Next() {
