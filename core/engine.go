@@ -316,6 +316,16 @@ func (r *registry) pin(resource string) *resStats {
 	return r.pin(resource)
 }
 
+// pinFrom is pin for a resource of a table built from prev: a resource
+// that has rules in prev has its statistics there, pinned already, and
+// the registry is not searched.
+func (r *registry) pinFrom(prev *table, resource string) *resStats {
+	if res := prev.res[resource]; res != nil {
+		return res.stats
+	}
+	return r.pin(resource)
+}
+
 // origin returns the node of one caller of the resource.
 func (s *resStats) origin(name string, stripes int) *stat.Node {
 	if n, ok := s.origins.Load(name); ok {

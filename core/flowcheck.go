@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/bulwark-go/bulwark/cluster"
 	"github.com/bulwark-go/bulwark/core/flow"
@@ -30,7 +31,7 @@ var flowKind = kind[flow.Rule]{
 type flowSet struct {
 	stats  *resStats
 	checks []*flowCheck
-	// named holds the origins some rule names, for "other".
+	// named holds the origins some rule names, for "other" (nil: none).
 	named map[string]bool
 	// needOrigin: some rule reads per-origin statistics.
 	needOrigin bool
@@ -39,9 +40,11 @@ type flowSet struct {
 }
 
 type flowCheck struct {
-	rule  flow.Rule
-	ctrl  flowcontrol.Controller
-	block *BlockError
+	rule flow.Rule
+	ctrl flowcontrol.Controller
+	// block is made at the rule's first block (see blockError): most rules
+	// never block, and a load of thousands of rules makes none.
+	block atomic.Pointer[BlockError]
 	ref   *stat.Node // Relate: the related resource's node; Chain: the context's node
 	// budget is a cluster rule's share of its flow (nil: a local rule).
 	budget cluster.Budget
@@ -76,39 +79,45 @@ func appliesLocally(r flow.Rule) bool {
 // rule keeps its controller (warm-up tokens, pacing timeline) from prev.
 func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	next.flowRules = rules
-	next.flow = make(map[string]*flowSet)
+	next.flow = make(map[string]*flowSet, len(prev.flow))
 	keep := kept[*flowCheck]{}
+	// One allocation for every check of the generation: a list of
+	// thousands of rules costs a few allocations per rule, not a dozen.
+	checks := make([]flowCheck, 0, len(rules))
 	for _, r := range rules {
 		if !e.enforces(r) {
 			continue
 		}
-		fs := e.flowSetOf(next, r.Resource)
+		fs := e.flowSetOf(next, prev, r.Resource)
 		fs.noteOrigin(r)
 		ctrl, budget := e.flowState(keep, prev, r)
-		fs.checks = append(fs.checks, &flowCheck{
+		checks = append(checks, flowCheck{
 			rule:   r,
 			ctrl:   ctrl,
 			budget: budget,
-			block:  &BlockError{Kind: BlockFlow, Resource: r.Resource, Rule: r},
 			ref:    e.refNode(fs, r),
 		})
+		fs.checks = append(fs.checks, &checks[len(checks)-1])
 		if r.ControlBehavior == flow.WarmUp || r.ControlBehavior == flow.WarmUpRateLimiter {
 			fs.stats.node.Minute() // warm-up reads the previous second
 		}
 	}
 	releaseBudgets(prev, keep)
 	for _, fs := range next.flow {
-		slices.SortStableFunc(fs.checks, func(a, b *flowCheck) int {
-			return cmp.Compare(originRank(a.rule), originRank(b.rule))
-		})
+		if len(fs.checks) > 1 {
+			slices.SortStableFunc(fs.checks, func(a, b *flowCheck) int {
+				return cmp.Compare(originRank(a.rule), originRank(b.rule))
+			})
+		}
 	}
 }
 
-// flowSetOf returns the flow set of resource in t, creating it.
-func (e *Engine) flowSetOf(t *table, resource string) *flowSet {
+// flowSetOf returns the flow set of resource in t, creating it. A
+// resource that had rules in prev has its statistics there.
+func (e *Engine) flowSetOf(t, prev *table, resource string) *flowSet {
 	fs := t.flow[resource]
 	if fs == nil {
-		fs = &flowSet{stats: e.nodes.pin(resource), named: map[string]bool{}}
+		fs = &flowSet{stats: e.nodes.pinFrom(prev, resource)}
 		t.flow[resource] = fs
 	}
 	return fs
@@ -133,6 +142,9 @@ func (e *Engine) flowState(keep kept[*flowCheck], prev *table, r flow.Rule) (flo
 func (fs *flowSet) noteOrigin(r flow.Rule) {
 	la := limitApp(r)
 	if la != rule.LimitAppDefault && la != rule.LimitAppOther {
+		if fs.named == nil {
+			fs.named = map[string]bool{}
+		}
 		fs.named[la] = true
 	}
 	if la != rule.LimitAppDefault && r.Strategy == flow.Direct {
@@ -202,6 +214,16 @@ func (fc *flowCheck) node(fs *flowSet, en *Entry) *stat.Node {
 	return nil
 }
 
+// blockError returns the error that reports the rule's blocks, made at its
+// first block and returned as is from then on.
+func (fc *flowCheck) blockError() *BlockError {
+	if b := fc.block.Load(); b != nil {
+		return b
+	}
+	fc.block.CompareAndSwap(nil, &BlockError{Kind: BlockFlow, Resource: fc.rule.Resource, Rule: fc.rule})
+	return fc.block.Load()
+}
+
 // checkFlow runs the resource's flow rules for an entry. It may wait (pacing,
 // occupied windows); the wait honours ctx.
 func (e *Engine) checkFlow(fs *flowSet, en *Entry, now mono.Time) error {
@@ -219,12 +241,12 @@ func (e *Engine) checkFlow(fs *flowSet, en *Entry, now mono.Time) error {
 		if fc.rule.Shadow {
 			// Watched only: counted, never blocking, occupying or waiting.
 			if d.Blocked {
-				e.shadowBlocked(en, now, fc.block)
+				e.shadowBlocked(en, now, fc.blockError())
 			}
 			continue
 		}
 		if d.Blocked {
-			return fc.block
+			return fc.blockError()
 		}
 		if d.Occupied {
 			en.occupied = true

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -299,33 +300,54 @@ func (m *RuleManager[R]) addConflicts(given, rules []R, bad []RuleError) []RuleE
 func (m *RuleManager[R]) notify(prev, next *table, src RuleSource, verr *ValidationError) {
 	fns := m.listeners.List()
 	old, cur := m.k.rules(prev), m.k.rules(next)
-	added, removed, resources := diff(old, cur, m.k.equal, m.k.resource)
-	ev := changeEvent(m, len(cur), added, removed, src, verr)
+	d := diff(old, cur, m.k.equal, m.k.resource)
+	ev := changeEvent(m, old, cur, d, src, verr)
 	m.e.emit(ev)
 	if len(fns) == 0 {
 		return
 	}
 	c := RuleChange[R]{Old: slices.Clone(old), New: slices.Clone(cur), Time: ev.Time,
-		Added: added, Removed: removed, Resources: resources}
+		Added: pick(cur, d.fresh, d.nFresh), Removed: pick(old, d.gone, d.nGone), Resources: d.resources}
 	for _, fn := range fns {
 		fn(c)
 	}
 }
 
-// diff returns the rules only in cur, only in old, and the sorted
-// resources they belong to; rules are compared within their resource only.
-// It groups both lists by resource through sorted indexes, so that a list
-// of thousands of rules costs a sort, not a map entry per rule.
-func diff[R any](old, cur []R, equal func(a, b R) bool, resource func(R) string) (added, removed []R, resources []string) {
-	byRes := func(rs []R) []int {
-		idx := make([]int, len(rs))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(resource(rs[a]), resource(rs[b])) })
-		return idx
+// ruleDiff is what a swap changed: the rules only in cur (fresh, by index
+// in cur) and only in old (gone, by index in old).
+type ruleDiff struct {
+	fresh, gone   []bool
+	nFresh, nGone int
+	// cur is cur grouped by resource.
+	cur grouped
+	// resources are the resources of the fresh and gone rules, sorted.
+	resources []string
+}
+
+// pick returns the n rules of rs that mask marks, in order.
+func pick[R any](rs []R, mask []bool, n int) []R {
+	if n == 0 {
+		return nil
 	}
-	oi, ci := byRes(old), byRes(cur)
+	out := make([]R, 0, n)
+	for i, in := range mask {
+		if in {
+			out = append(out, rs[i])
+		}
+	}
+	return out
+}
+
+// diff finds the rules only in cur, only in old, and the resources they
+// belong to; rules are compared within their resource only. It groups
+// both lists by resource through sorted indexes, so that a list of
+// thousands of rules costs a sort, not a map entry per rule, and it copies
+// no rule.
+func diff[R any](old, cur []R, equal func(a, b R) bool, resource func(R) string) (d ruleDiff) {
+	ok, ck := byResource(old, resource), byResource(cur, resource)
+	oi, ci := ok.idx, ck.idx
+	okey := func(i int) string { return ok.keys[oi[i]] }
+	ckey := func(j int) string { return ck.keys[ci[j]] }
 	gone, fresh := make([]bool, len(old)), make([]bool, len(cur))
 	nGone, nFresh := 0, 0
 	for i, j := 0, 0; i < len(oi) || j < len(ci); {
@@ -333,17 +355,17 @@ func diff[R any](old, cur []R, equal func(a, b R) bool, resource func(R) string)
 		var res string
 		switch {
 		case i == len(oi):
-			res = resource(cur[ci[j]])
+			res = ckey(j)
 		case j == len(ci):
-			res = resource(old[oi[i]])
+			res = okey(i)
 		default:
-			res = min(resource(old[oi[i]]), resource(cur[ci[j]]))
+			res = min(okey(i), ckey(j))
 		}
 		oe, ce := i, j
-		for oe < len(oi) && resource(old[oi[oe]]) == res {
+		for oe < len(oi) && okey(oe) == res {
 			oe++
 		}
-		for ce < len(ci) && resource(cur[ci[ce]]) == res {
+		for ce < len(ci) && ckey(ce) == res {
 			ce++
 		}
 		touched := false
@@ -360,25 +382,29 @@ func diff[R any](old, cur []R, equal func(a, b R) bool, resource func(R) string)
 			}
 		}
 		if touched {
-			resources = append(resources, res)
+			d.resources = append(d.resources, res)
 		}
 		i, j = oe, ce
 	}
-	if nFresh > 0 {
-		added = make([]R, 0, nFresh)
+	return ruleDiff{fresh: fresh, gone: gone, nFresh: nFresh, nGone: nGone, cur: ck, resources: d.resources}
+}
+
+// grouped is a list of rules' indexes sorted by resource, list order
+// within a resource.
+type grouped struct {
+	keys []string // resource of rule i
+	idx  []int
+}
+
+// byResource groups rs by resource. It reads each rule's resource once:
+// sorting with a function of the rules would copy two rules per
+// comparison.
+func byResource[R any](rs []R, resource func(R) string) grouped {
+	g := grouped{keys: make([]string, len(rs)), idx: make([]int, len(rs))}
+	for i := range rs {
+		g.keys[i] = resource(rs[i])
+		g.idx[i] = i
 	}
-	if nGone > 0 {
-		removed = make([]R, 0, nGone)
-	}
-	for c, r := range cur {
-		if fresh[c] {
-			added = append(added, r)
-		}
-	}
-	for o, r := range old {
-		if gone[o] {
-			removed = append(removed, r)
-		}
-	}
-	return added, removed, resources
+	slices.SortFunc(g.idx, func(a, b int) int { return cmp.Or(strings.Compare(g.keys[a], g.keys[b]), a-b) })
+	return g
 }

@@ -50,11 +50,14 @@ func (t *table) clone() *table {
 
 // merge rebuilds the per-resource index from the kinds' compiled maps.
 func (t *table) merge() {
-	t.res = make(map[string]*resource, len(t.flow))
+	n := len(t.flow) + len(t.breakers) + len(t.authority) + len(t.hotspot)
+	t.res = make(map[string]*resource, n)
+	slab := make([]resource, 0, n) // one allocation for every resource
 	at := func(name string, s *resStats) *resource {
 		r := t.res[name]
 		if r == nil {
-			r = &resource{stats: s}
+			slab = append(slab, resource{stats: s})
+			r = &slab[len(slab)-1]
 			t.res[name] = r
 		}
 		return r
