@@ -37,11 +37,16 @@ type flowSet struct {
 	needOrigin bool
 	// chains are the (context, resource) nodes of chain rules, by context.
 	chains map[string]*stat.Node
+	n      int // checks, counted while the set is built
 }
 
 type flowCheck struct {
-	rule flow.Rule
-	ctrl flowcontrol.Controller
+	rule *flow.Rule // in the table's flowRules, which never change
+	// What entries read of the rule, here so that a check reads one object.
+	limitApp string // limitApp(rule)
+	strategy flow.Strategy
+	shadow   bool
+	ctrl     flowcontrol.Controller
 	// block is made at the rule's first block (see blockError): most rules
 	// never block, and a load of thousands of rules makes none.
 	block atomic.Pointer[BlockError]
@@ -81,59 +86,69 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	next.flowRules = rules
 	next.flow = make(map[string]*flowSet, len(prev.flow))
 	keep := kept[*flowCheck]{}
-	// One allocation for every check of the generation: a list of
+	// One allocation for every check of the generation, one for every
+	// resource's set and one for the sets' lists of checks: a list of
 	// thousands of rules costs a few allocations per rule, not a dozen.
 	checks := make([]flowCheck, 0, len(rules))
-	for _, r := range rules {
-		if !e.enforces(r) {
+	sets := make([]flowSet, 0, len(rules))
+	of := make([]*flowSet, 0, len(rules)) // the set of each check
+	for i := range rules {
+		r := &rules[i]
+		if !e.enforces(*r) {
 			continue
 		}
-		fs := e.flowSetOf(next, prev, r.Resource)
-		fs.noteOrigin(r)
+		fs := next.flow[r.Resource]
+		if fs == nil {
+			sets = append(sets, flowSet{stats: e.nodes.pinFrom(prev, r.Resource)})
+			fs = &sets[len(sets)-1]
+			next.flow[r.Resource] = fs
+		}
+		fs.noteOrigin(*r)
 		ctrl, budget := e.flowState(keep, prev, r)
 		checks = append(checks, flowCheck{
-			rule:   r,
-			ctrl:   ctrl,
-			budget: budget,
-			ref:    e.refNode(fs, r),
+			rule:     r,
+			limitApp: limitApp(*r),
+			strategy: r.Strategy,
+			shadow:   r.Shadow,
+			ctrl:     ctrl,
+			budget:   budget,
+			ref:      e.refNode(fs, *r),
 		})
-		fs.checks = append(fs.checks, &checks[len(checks)-1])
+		of = append(of, fs)
+		fs.n++
 		if r.ControlBehavior == flow.WarmUp || r.ControlBehavior == flow.WarmUpRateLimiter {
 			fs.stats.node.Minute() // warm-up reads the previous second
 		}
 	}
 	releaseBudgets(prev, keep)
-	for _, fs := range next.flow {
-		if len(fs.checks) > 1 {
+	list := make([]*flowCheck, len(checks))
+	for i := range sets {
+		fs := &sets[i]
+		fs.checks, list = list[:0:fs.n], list[fs.n:]
+	}
+	for i := range checks {
+		of[i].checks = append(of[i].checks, &checks[i])
+	}
+	for i := range sets {
+		if fs := &sets[i]; len(fs.checks) > 1 {
 			slices.SortStableFunc(fs.checks, func(a, b *flowCheck) int {
-				return cmp.Compare(originRank(a.rule), originRank(b.rule))
+				return cmp.Compare(originRank(*a.rule), originRank(*b.rule))
 			})
 		}
 	}
 }
 
-// flowSetOf returns the flow set of resource in t, creating it. A
-// resource that had rules in prev has its statistics there.
-func (e *Engine) flowSetOf(t, prev *table, resource string) *flowSet {
-	fs := t.flow[resource]
-	if fs == nil {
-		fs = &flowSet{stats: e.nodes.pinFrom(prev, resource)}
-		t.flow[resource] = fs
-	}
-	return fs
-}
-
 // flowState returns the controller and the cluster budget of r: those of
 // an equal rule of prev that no rule took yet, or new ones.
-func (e *Engine) flowState(keep kept[*flowCheck], prev *table, r flow.Rule) (flowcontrol.Controller, cluster.Budget) {
+func (e *Engine) flowState(keep kept[*flowCheck], prev *table, r *flow.Rule) (flowcontrol.Controller, cluster.Budget) {
 	var old []*flowCheck
 	if s := prev.flow[r.Resource]; s != nil {
 		old = s.checks
 	}
-	if c, ok := keep.take(old, func(c *flowCheck) bool { return c.rule == r }); ok {
+	if c, ok := keep.take(old, func(c *flowCheck) bool { return *c.rule == *r }); ok {
 		return c.ctrl, c.budget
 	}
-	return flowcontrol.NewController(r, e.flowCfg), e.budgetFor(r)
+	return flowcontrol.NewController(*r, e.flowCfg), e.budgetFor(*r)
 }
 
 // noteOrigin records what r needs of entries' origins: the origins it names
@@ -185,7 +200,7 @@ func (e *Engine) chainNode(resource, ctxName string) *stat.Node {
 // nil when the rule does not apply to it (Sentinel's
 // selectNodeByRequesterAndStrategy).
 func (fc *flowCheck) node(fs *flowSet, en *Entry) *stat.Node {
-	la := limitApp(fc.rule)
+	la := fc.limitApp
 	var direct *stat.Node
 	switch {
 	case la == rule.LimitAppDefault:
@@ -200,7 +215,7 @@ func (fc *flowCheck) node(fs *flowSet, en *Entry) *stat.Node {
 	default:
 		return nil
 	}
-	switch fc.rule.Strategy {
+	switch fc.strategy {
 	case flow.Direct:
 		return direct
 	case flow.Relate:
@@ -220,7 +235,7 @@ func (fc *flowCheck) blockError() *BlockError {
 	if b := fc.block.Load(); b != nil {
 		return b
 	}
-	fc.block.CompareAndSwap(nil, &BlockError{Kind: BlockFlow, Resource: fc.rule.Resource, Rule: fc.rule})
+	fc.block.CompareAndSwap(nil, &BlockError{Kind: BlockFlow, Resource: fc.rule.Resource, Rule: *fc.rule})
 	return fc.block.Load()
 }
 
@@ -238,7 +253,7 @@ func (e *Engine) checkFlow(fs *flowSet, en *Entry, now mono.Time) error {
 		} else {
 			d = checkCluster(fc, n, en, now)
 		}
-		if fc.rule.Shadow {
+		if fc.shadow {
 			// Watched only: counted, never blocking, occupying or waiting.
 			if d.Blocked {
 				e.shadowBlocked(en, now, fc.blockError())

@@ -396,15 +396,23 @@ type grouped struct {
 	idx  []int
 }
 
-// byResource groups rs by resource. It reads each rule's resource once:
-// sorting with a function of the rules would copy two rules per
-// comparison.
+// byResource groups rs by resource. It reads each rule's resource once
+// and sorts (resource, index) pairs: sorting indexes with a function of
+// the rules would copy two rules per comparison.
 func byResource[R any](rs []R, resource func(R) string) grouped {
+	type keyed struct {
+		key string
+		i   int
+	}
+	ks := make([]keyed, len(rs))
 	g := grouped{keys: make([]string, len(rs)), idx: make([]int, len(rs))}
 	for i := range rs {
 		g.keys[i] = resource(rs[i])
-		g.idx[i] = i
+		ks[i] = keyed{g.keys[i], i}
 	}
-	slices.SortFunc(g.idx, func(a, b int) int { return cmp.Or(strings.Compare(g.keys[a], g.keys[b]), a-b) })
+	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Or(strings.Compare(a.key, b.key), a.i-b.i) })
+	for j, k := range ks {
+		g.idx[j] = k.i
+	}
 	return g
 }
