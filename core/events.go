@@ -250,6 +250,24 @@ func changeEvent[R any](m *RuleManager[R], old, cur []R, d ruleDiff, src RuleSou
 		}
 	}
 	key := func(c int) string { return d.cur.keys[c] }
+	// Each removed rule's candidates, byRes[lo[o]:hi[o]]: found walking
+	// the removed rules by resource beside byRes.
+	lo, hi := make([]int32, len(old)), make([]int32, len(old))
+	for a, k := 0, 0; k < len(d.old.idx); k++ {
+		o := d.old.idx[k]
+		if !d.gone[o] {
+			continue
+		}
+		res := d.old.keys[o]
+		for a < len(byRes) && key(byRes[a]) < res {
+			a++
+		}
+		b := a
+		for b < len(byRes) && key(byRes[b]) == res {
+			b++
+		}
+		lo[o], hi[o] = int32(a), int32(b)
+	}
 	_, breakers := any(*new(R)).(circuitbreaker.Rule)
 	base := reflect.ValueOf(m.k.defaults(*new(R)))
 	used := make([]bool, len(cur))
@@ -261,18 +279,13 @@ func changeEvent[R any](m *RuleManager[R], old, cur []R, d ruleDiff, src RuleSou
 		if breakers {
 			m.e.obs.breakerRemoved(any(r).(circuitbreaker.Rule))
 		}
-		res := m.k.resource(r)
-		lo, _ := slices.BinarySearchFunc(byRes, res, func(c int, res string) int { return strings.Compare(key(c), res) })
-		hi := lo
-		for hi < len(byRes) && key(byRes[hi]) == res {
-			hi++
-		}
+		res := d.old.keys[o]
 		best, bestN := -1, 0
-		for _, c := range byRes[lo:hi] {
+		for _, c := range byRes[lo[o]:hi[o]] {
 			if used[c] {
 				continue
 			}
-			if hi-lo == 1 {
+			if hi[o]-lo[o] == 1 {
 				best = c // the only candidate: no need to compare
 				break
 			}

@@ -135,6 +135,12 @@ type RuleManager[R any] struct {
 	cancel func()
 
 	listeners listeners.Set[func(RuleChange[R])]
+
+	// inForce is the list of rules the last swap put in force, and
+	// grouped, the same grouped by resource, for the next swap's diff.
+	// Guarded by e.mu.
+	inForce []R
+	grouped grouped
 }
 
 func newRuleManager[R any](e *Engine, k kind[R]) *RuleManager[R] {
@@ -300,7 +306,12 @@ func (m *RuleManager[R]) addConflicts(given, rules []R, bad []RuleError) []RuleE
 func (m *RuleManager[R]) notify(prev, next *table, src RuleSource, verr *ValidationError) {
 	fns := m.listeners.List()
 	old, cur := m.k.rules(prev), m.k.rules(next)
-	d := diff(old, cur, m.k.equal, m.k.resource)
+	og := m.grouped
+	if len(old) != len(m.inForce) || len(old) == 0 || &old[0] != &m.inForce[0] {
+		og = byResource(old, m.k.resource) // swapped in by another path
+	}
+	d := diff(old, og, cur, m.k.equal, m.k.resource)
+	m.inForce, m.grouped = cur, d.cur
 	ev := changeEvent(m, old, cur, d, src, verr)
 	m.e.emit(ev)
 	if len(fns) == 0 {
@@ -318,8 +329,8 @@ func (m *RuleManager[R]) notify(prev, next *table, src RuleSource, verr *Validat
 type ruleDiff struct {
 	fresh, gone   []bool
 	nFresh, nGone int
-	// cur is cur grouped by resource.
-	cur grouped
+	// old and cur are the lists grouped by resource.
+	old, cur grouped
 	// resources are the resources of the fresh and gone rules, sorted.
 	resources []string
 }
@@ -338,13 +349,13 @@ func pick[R any](rs []R, mask []bool, n int) []R {
 	return out
 }
 
-// diff finds the rules only in cur, only in old, and the resources they
+// diff finds the rules only in cur, only in old (grouped as ok), and the resources they
 // belong to; rules are compared within their resource only. It groups
 // both lists by resource through sorted indexes, so that a list of
 // thousands of rules costs a sort, not a map entry per rule, and it copies
 // no rule.
-func diff[R any](old, cur []R, equal func(a, b R) bool, resource func(R) string) (d ruleDiff) {
-	ok, ck := byResource(old, resource), byResource(cur, resource)
+func diff[R any](old []R, ok grouped, cur []R, equal func(a, b R) bool, resource func(R) string) (d ruleDiff) {
+	ck := byResource(cur, resource)
 	oi, ci := ok.idx, ck.idx
 	okey := func(i int) string { return ok.keys[oi[i]] }
 	ckey := func(j int) string { return ck.keys[ci[j]] }
@@ -386,7 +397,7 @@ func diff[R any](old, cur []R, equal func(a, b R) bool, resource func(R) string)
 		}
 		i, j = oe, ce
 	}
-	return ruleDiff{fresh: fresh, gone: gone, nFresh: nFresh, nGone: nGone, cur: ck, resources: d.resources}
+	return ruleDiff{fresh: fresh, gone: gone, nFresh: nFresh, nGone: nGone, old: ok, cur: ck, resources: d.resources}
 }
 
 // grouped is a list of rules' indexes sorted by resource, list order
