@@ -37,7 +37,10 @@ type flowSet struct {
 	needOrigin bool
 	// chains are the (context, resource) nodes of chain rules, by context.
 	chains map[string]*stat.Node
-	n      int // checks, counted while the set is built
+	// While the set is built: its checks, counted, and the resource's set
+	// in the previous table.
+	n   int
+	was *flowSet
 }
 
 type flowCheck struct {
@@ -85,6 +88,7 @@ func appliesLocally(r flow.Rule) bool {
 func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	next.flowRules = rules
 	next.flow = make(map[string]*flowSet, len(prev.flow))
+	next.budgets = false
 	keep := kept[*flowCheck]{}
 	// One allocation for every check of the generation, one for every
 	// resource's set and one for the sets' lists of checks: a list of
@@ -99,12 +103,17 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 		}
 		fs := next.flow[r.Resource]
 		if fs == nil {
-			sets = append(sets, flowSet{stats: e.nodes.pinFrom(prev, r.Resource)})
+			sets = append(sets, flowSet{})
 			fs = &sets[len(sets)-1]
+			if was := prev.res[r.Resource]; was != nil {
+				fs.stats, fs.was = was.stats, was.flow // pinned already
+			} else {
+				fs.stats = e.nodes.pin(r.Resource)
+			}
 			next.flow[r.Resource] = fs
 		}
 		fs.noteOrigin(*r)
-		ctrl, budget := e.flowState(keep, prev, r)
+		ctrl, budget := e.flowState(keep, fs.was, r)
 		checks = append(checks, flowCheck{
 			rule:     r,
 			limitApp: limitApp(*r),
@@ -114,6 +123,7 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 			budget:   budget,
 			ref:      e.refNode(fs, *r),
 		})
+		next.budgets = next.budgets || budget != nil
 		of = append(of, fs)
 		fs.n++
 		if r.ControlBehavior == flow.WarmUp || r.ControlBehavior == flow.WarmUpRateLimiter {
@@ -125,6 +135,7 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	for i := range sets {
 		fs := &sets[i]
 		fs.checks, list = list[:0:fs.n], list[fs.n:]
+		fs.was = nil // a generation must not hold the one before
 	}
 	for i := range checks {
 		of[i].checks = append(of[i].checks, &checks[i])
@@ -139,11 +150,12 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 }
 
 // flowState returns the controller and the cluster budget of r: those of
-// an equal rule of prev that no rule took yet, or new ones.
-func (e *Engine) flowState(keep kept[*flowCheck], prev *table, r *flow.Rule) (flowcontrol.Controller, cluster.Budget) {
+// an equal rule of was, the resource's set in the previous table (nil if
+// none), that no rule took yet, or new ones.
+func (e *Engine) flowState(keep kept[*flowCheck], was *flowSet, r *flow.Rule) (flowcontrol.Controller, cluster.Budget) {
 	var old []*flowCheck
-	if s := prev.flow[r.Resource]; s != nil {
-		old = s.checks
+	if was != nil {
+		old = was.checks
 	}
 	if c, ok := keep.take(old, func(c *flowCheck) bool { return *c.rule == *r }); ok {
 		return c.ctrl, c.budget

@@ -14,6 +14,7 @@ import (
 type table struct {
 	flowRules []flow.Rule
 	flow      map[string]*flowSet // by resource
+	budgets   bool                // some flow check has a cluster budget
 
 	breakerRules []circuitbreaker.Rule
 	breakers     map[string]*breakerSet
