@@ -63,8 +63,9 @@ func (t *table) merge() {
 		}
 		return r
 	}
-	for name, fs := range t.flow {
-		at(name, fs.stats).flow = fs
+	for name, fs := range t.flow { // the first kind: every name is new
+		slab = append(slab, resource{stats: fs.stats, flow: fs})
+		t.res[name] = &slab[len(slab)-1]
 	}
 	for name, bs := range t.breakers {
 		at(name, bs.stats).breakers = bs
