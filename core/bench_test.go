@@ -302,3 +302,46 @@ func BenchmarkEnterExitShadowBlocked(b *testing.B) {
 	}
 	enterExit(b, e, "r")
 }
+
+// BenchmarkVsAllow measures Enter+Exit with one passing QPS rule against
+// rate.Limiter.Allow in the same loop: blocks of each alternate, so that
+// whatever else the machine runs slows both alike. It reports the time of
+// each per operation and their ratio (x-allow), without and with the
+// coarse clock.
+func BenchmarkVsAllow(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		opts []core.Option
+	}{
+		{"clock=exact", nil},
+		{"clock=coarse", []core.Option{core.WithCoarseClock(time.Millisecond)}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			e := passingEngine(b, c.opts...)
+			l := rate.NewLimiter(rate.Inf, 1)
+			ctx := context.Background()
+			const block = 512
+			var allow, entry time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				for range block {
+					l.Allow()
+				}
+				t1 := time.Now()
+				for range block {
+					en, err := e.Enter(ctx, "r")
+					if err != nil {
+						b.Fatal(err)
+					}
+					en.Exit()
+				}
+				allow += t1.Sub(t0)
+				entry += time.Since(t1)
+			}
+			n := float64(b.N) * block
+			b.ReportMetric(float64(allow.Nanoseconds())/n, "allow-ns/op")
+			b.ReportMetric(float64(entry.Nanoseconds())/n, "enter-exit-ns/op")
+			b.ReportMetric(float64(entry)/float64(allow), "x-allow")
+		})
+	}
+}
