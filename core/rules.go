@@ -355,7 +355,19 @@ func pick[R any](rs []R, mask []bool, n int) []R {
 // thousands of rules costs a sort, not a map entry per rule, and it copies
 // no rule.
 func diff[R any](old []R, ok grouped, cur []R, equal func(a, b R) bool, resource func(R) string) (d ruleDiff) {
-	ck := byResource(cur, resource)
+	keys := make([]string, len(cur))
+	for i := range cur {
+		keys[i] = resource(cur[i])
+	}
+	if ok.alone(keys) {
+		return diffAligned(old, ok, cur, keys, equal)
+	}
+	return diffSorted(old, ok, cur, keys, equal)
+}
+
+// diffSorted is diff through the lists grouped by resource.
+func diffSorted[R any](old []R, ok grouped, cur []R, keys []string, equal func(a, b R) bool) (d ruleDiff) {
+	ck := group(keys)
 	oi, ci := ok.idx, ck.idx
 	okey := func(i int) string { return ok.keys[oi[i]] }
 	ckey := func(j int) string { return ck.keys[ci[j]] }
@@ -411,19 +423,67 @@ type grouped struct {
 // and sorts (resource, index) pairs: sorting indexes with a function of
 // the rules would copy two rules per comparison.
 func byResource[R any](rs []R, resource func(R) string) grouped {
+	keys := make([]string, len(rs))
+	for i := range rs {
+		keys[i] = resource(rs[i])
+	}
+	return group(keys)
+}
+
+// group groups the rules whose resources are keys.
+func group(keys []string) grouped {
 	type keyed struct {
 		key string
 		i   int
 	}
-	ks := make([]keyed, len(rs))
-	g := grouped{keys: make([]string, len(rs)), idx: make([]int, len(rs))}
-	for i := range rs {
-		g.keys[i] = resource(rs[i])
-		ks[i] = keyed{g.keys[i], i}
+	ks := make([]keyed, len(keys))
+	g := grouped{keys: keys, idx: make([]int, len(keys))}
+	for i, k := range keys {
+		ks[i] = keyed{k, i}
 	}
 	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Or(strings.Compare(a.key, b.key), a.i-b.i) })
 	for j, k := range ks {
 		g.idx[j] = k.i
 	}
 	return g
+}
+
+// alone reports whether the list g groups has one rule per resource and
+// keys names the same resources at the same places: then each rule of the
+// new list can only be the rule at its place in the old one.
+func (g grouped) alone(keys []string) bool {
+	if len(keys) != len(g.keys) || len(keys) == 0 {
+		return false
+	}
+	for k := 1; k < len(g.idx); k++ {
+		if g.keys[g.idx[k]] == g.keys[g.idx[k-1]] {
+			return false
+		}
+	}
+	for i, k := range keys {
+		if g.keys[i] != k {
+			return false
+		}
+	}
+	return true
+}
+
+// diffAligned is diff of lists that name the same resources, one rule each,
+// at the same places (see grouped.alone): a rule is changed when it
+// differs from the rule at its place, and no sort is needed.
+func diffAligned[R any](old []R, ok grouped, cur []R, keys []string, equal func(a, b R) bool) ruleDiff {
+	d := ruleDiff{gone: make([]bool, len(old)), old: ok, cur: grouped{keys: keys, idx: ok.idx}}
+	for i := range cur {
+		if !equal(old[i], cur[i]) {
+			d.gone[i] = true
+			d.nGone++
+		}
+	}
+	d.fresh, d.nFresh = d.gone, d.nGone // the same places
+	for _, i := range ok.idx {
+		if d.gone[i] {
+			d.resources = append(d.resources, keys[i])
+		}
+	}
+	return d
 }
