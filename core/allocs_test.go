@@ -67,3 +67,24 @@ func TestPassPathAllocatesNothing(t *testing.T) {
 		})
 	}
 }
+
+// A flow rule's BlockError is made at its first block and returned as is
+// from then on: blocking allocates nothing after that, and every block of
+// one rule returns the same error, naming the rule as Load applied it.
+func TestBlockedPathAllocatesNothing(t *testing.T) {
+	e := core.NewEngine()
+	t.Cleanup(func() { _ = e.Close() })
+	r := flow.Rule{Resource: "r", Grade: flow.GradeQPS, Count: 0}
+	require.NoError(t, e.Flow().Load([]flow.Rule{r}))
+	_, first := e.Enter(context.Background(), "r")
+	var be *core.BlockError
+	require.ErrorAs(t, first, &be)
+	assert.Equal(t, r.WithDefaults(), be.Rule)
+	allocs := testing.AllocsPerRun(100, func() {
+		_, err := e.Enter(context.Background(), "r")
+		if err != first {
+			t.Fatalf("got %v, want the rule's error %p", err, first)
+		}
+	})
+	assert.Zero(t, allocs, "allocations per blocked Enter")
+}

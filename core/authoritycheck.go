@@ -29,13 +29,13 @@ type authorityCheck struct {
 	shadow bool
 }
 
-func installAuthority(e *Engine, next, _ *table, rules []authority.Rule) {
+func installAuthority(e *Engine, next, prev *table, rules []authority.Rule) {
 	next.authorityRules = rules
 	next.authority = make(map[string]*authoritySet)
 	for _, r := range rules {
 		as := next.authority[r.Resource]
 		if as == nil {
-			as = &authoritySet{stats: e.nodes.pin(r.Resource)}
+			as = &authoritySet{stats: e.nodes.pinFrom(prev, r.Resource)}
 			next.authority[r.Resource] = as
 		}
 		as.checks = append(as.checks, authorityCheck{

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -74,8 +75,9 @@ func enterExit(b *testing.B, e *core.Engine, resource string) {
 	}
 }
 
-func passingEngine(b *testing.B) *core.Engine {
-	e := core.NewEngine()
+func passingEngine(b *testing.B, opts ...core.Option) *core.Engine {
+	e := core.NewEngine(opts...)
+	b.Cleanup(func() { _ = e.Close() })
 	if err := e.Flow().Load([]flow.Rule{{Resource: "r", Grade: flow.GradeQPS, Count: 1e12}}); err != nil {
 		b.Fatal(err)
 	}
@@ -88,10 +90,24 @@ func BenchmarkEnterExitNoRule(b *testing.B) { enterExit(b, core.NewEngine(), "r"
 // BenchmarkEnterExitPassQPS: one QPS rule that always passes.
 func BenchmarkEnterExitPassQPS(b *testing.B) { enterExit(b, passingEngine(b), "r") }
 
+// BenchmarkEnterExitPassQPSCoarse: the same with the coarse clock
+// (WithCoarseClock(time.Millisecond)): no clock read on the entry path.
+func BenchmarkEnterExitPassQPSCoarse(b *testing.B) {
+	enterExit(b, passingEngine(b, core.WithCoarseClock(time.Millisecond)), "r")
+}
+
 // BenchmarkEnterExitPassQPSParallel: the same under RunParallel, one hot
 // resource shared by every core.
-func BenchmarkEnterExitPassQPSParallel(b *testing.B) {
-	e := passingEngine(b)
+func BenchmarkEnterExitPassQPSParallel(b *testing.B) { hotParallel(b) }
+
+// BenchmarkEnterExitPassQPSCoarseParallel: one hot resource shared by
+// every core, with the coarse clock.
+func BenchmarkEnterExitPassQPSCoarseParallel(b *testing.B) {
+	hotParallel(b, core.WithCoarseClock(time.Millisecond))
+}
+
+func hotParallel(b *testing.B, opts ...core.Option) {
+	e := passingEngine(b, opts...)
 	ctx := context.Background()
 	parallel(b, func(pb *testing.PB) {
 		for pb.Next() {
@@ -285,4 +301,47 @@ func BenchmarkEnterExitShadowBlocked(b *testing.B) {
 		b.Fatal(err)
 	}
 	enterExit(b, e, "r")
+}
+
+// BenchmarkVsAllow measures Enter+Exit with one passing QPS rule against
+// rate.Limiter.Allow in the same loop: blocks of each alternate, so that
+// whatever else the machine runs slows both alike. It reports the time of
+// each per operation and their ratio (x-allow), without and with the
+// coarse clock.
+func BenchmarkVsAllow(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		opts []core.Option
+	}{
+		{"clock=exact", nil},
+		{"clock=coarse", []core.Option{core.WithCoarseClock(time.Millisecond)}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			e := passingEngine(b, c.opts...)
+			l := rate.NewLimiter(rate.Inf, 1)
+			ctx := context.Background()
+			const block = 512
+			var allow, entry time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				for range block {
+					l.Allow()
+				}
+				t1 := time.Now()
+				for range block {
+					en, err := e.Enter(ctx, "r")
+					if err != nil {
+						b.Fatal(err)
+					}
+					en.Exit()
+				}
+				allow += t1.Sub(t0)
+				entry += time.Since(t1)
+			}
+			n := float64(b.N) * block
+			b.ReportMetric(float64(allow.Nanoseconds())/n, "allow-ns/op")
+			b.ReportMetric(float64(entry.Nanoseconds())/n, "enter-exit-ns/op")
+			b.ReportMetric(float64(entry)/float64(allow), "x-allow")
+		})
+	}
 }

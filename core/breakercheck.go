@@ -63,7 +63,7 @@ func installBreakers(e *Engine, next, prev *table, rules []circuitbreaker.Rule) 
 	for _, r := range rules {
 		bs := next.breakers[r.Resource]
 		if bs == nil {
-			bs = &breakerSet{stats: e.nodes.pin(r.Resource)}
+			bs = &breakerSet{stats: e.nodes.pinFrom(prev, r.Resource)}
 			next.breakers[r.Resource] = bs
 		}
 		bc := &breakerCheck{shadow: r.Shadow}

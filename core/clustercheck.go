@@ -92,6 +92,9 @@ func shadowSharingBudget(rules []flow.Rule, valid []bool) map[int]error {
 // releaseBudgets releases the budgets of prev's cluster rules that the new
 // table did not keep.
 func releaseBudgets(prev *table, keep kept[*flowCheck]) {
+	if !prev.budgets {
+		return
+	}
 	for _, fs := range prev.flow {
 		for _, fc := range fs.checks {
 			if fc.budget != nil && !keep[fc] {

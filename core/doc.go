@@ -34,6 +34,18 @@
 // the entry's count plus one once it refuses an entry. Package flow
 // states the bound for every behavior.
 //
+// # The clock
+//
+// An entry reads the engine's clock twice, at Enter and at Exit; on many
+// machines that is the largest single cost of an entry. With
+// [WithCoarseClock] one goroutine of the engine reads the clock every
+// resolution (1 ms is Java Sentinel's choice) and entries read what it
+// published, at the cost of windows, response times and breaker timeouts
+// trailing the clock by up to the resolution (plus any delay in scheduling
+// that goroutine): the option's doc says what that changes. It composes
+// with [WithClock]: the goroutine samples the injected clock. Close stops
+// the goroutine; entries then read the clock themselves.
+//
 // # Shadow rules
 //
 // A rule of any kind with Shadow set is checked like the others, but an

@@ -57,6 +57,7 @@ type config struct {
 	stripes      int
 	collector    system.Collector
 	tokens       cluster.TokenService
+	coarse       time.Duration // WithCoarseClock's resolution; 0: off
 }
 
 // WithClock makes the engine read time from c instead of the time package.
@@ -111,6 +112,7 @@ func WithMaxResources(n int) Option {
 type Engine struct {
 	clock   Clock
 	epoch   time.Time
+	coarse  atomic.Pointer[coarseClock] // nil without WithCoarseClock, or once closed; see clock.go
 	log     *slog.Logger
 	flowCfg flowcontrol.Config
 	maxRT   time.Duration // recorded response times are capped at it
@@ -177,6 +179,9 @@ func NewEngine(opts ...Option) *Engine {
 	e.sys.cpu.Store(math.Float64bits(math.NaN()))
 	e.OnBreakerStateChange(e.obs.breakerChanged)
 	e.startObserver()
+	if cfg.coarse > 0 {
+		e.startCoarse(cfg.coarse)
+	}
 	return e
 }
 
@@ -211,24 +216,17 @@ func (e *Engine) Authority() *RuleManager[authority.Rule] { return e.authority }
 func (e *Engine) Hotspot() *RuleManager[hotspot.Rule] { return e.hotspot }
 
 // Close stops what the engine runs in the background (the statistics'
-// harvest, the system collector) and waits for it. Entries keep working with the rules in
-// force, but load and CPU checks are disabled from then on; Close is
-// idempotent.
+// harvest, the system collector, the coarse clock) and waits for it. Entries keep working with
+// the rules in force, reading the clock themselves, but load and CPU checks
+// are disabled from then on; Close is idempotent.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.closed.Store(true)
 	e.stopCollector()
 	e.stopObserver()
+	e.stopCoarse()
 	return nil
-}
-
-// now returns the engine's time: nanoseconds since its creation.
-func (e *Engine) now() mono.Time {
-	if e.clock == nil {
-		return mono.Time(time.Since(e.epoch))
-	}
-	return mono.Time(e.clock.Now().Sub(e.epoch))
 }
 
 // wallTime converts engine time to a time.Time: now.Sub(0) is how long
@@ -323,6 +321,16 @@ func (r *registry) pin(resource string) *resStats {
 	}
 	if _, loaded := r.m.LoadOrStore(resource, pinned(r.stripes)); !loaded {
 		r.n.Add(1)
+	}
+	return r.pin(resource)
+}
+
+// pinFrom is pin for a resource of a table built from prev: a resource
+// that has rules in prev has its statistics there, pinned already, and
+// the registry is not searched.
+func (r *registry) pinFrom(prev *table, resource string) *resStats {
+	if res := prev.res[resource]; res != nil {
+		return res.stats
 	}
 	return r.pin(resource)
 }

@@ -52,8 +52,9 @@ func (k BlockKind) String() string {
 var ErrBlocked = errors.New("core: blocked")
 
 // BlockError is returned by Enter and Do when a rule blocks an entry. The
-// engine builds one per rule when rules load and returns it as is, so the
-// blocked path allocates nothing: treat it as read-only.
+// engine builds one per rule, when rules load or (flow rules) at the rule's
+// first block, and returns it as is from then on, so the blocked path
+// allocates nothing after that: treat it as read-only.
 type BlockError struct {
 	Kind     BlockKind
 	Resource string

@@ -234,44 +234,63 @@ func (l *lines) done() []string {
 	return l.list
 }
 
-// changeEvent describes a swap of a kind's rules that added and removed
-// rules (see diff) and left n in force. Each removed rule is paired with
-// the added rule of its resource that differs from it in the fewest
-// fields: the pair is a changed rule.
-func changeEvent[R any](m *RuleManager[R], n int, added, removed []R, src RuleSource, verr *ValidationError) RuleEvent {
+// changeEvent describes the swap from old to cur, which added and removed
+// the rules d finds. Each removed rule is paired with the added rule of its
+// resource that differs from it in the fewest fields: the pair is a
+// changed rule.
+func changeEvent[R any](m *RuleManager[R], old, cur []R, d ruleDiff, src RuleSource, verr *ValidationError) RuleEvent {
 	now := m.e.now()
-	ev := RuleEvent{Time: m.e.wallTime(now), Kind: m.k.name, Source: src, Errors: ruleErrors(verr), Rules: n}
-	// The added rules' indexes sorted by resource: a removed rule's
-	// candidates are one run of it.
-	byRes := make([]int, len(added))
-	for j := range byRes {
-		byRes[j] = j
+	ev := RuleEvent{Time: m.e.wallTime(now), Kind: m.k.name, Source: src, Errors: ruleErrors(verr), Rules: len(cur)}
+	// The added rules' indexes in cur, sorted by resource: a removed
+	// rule's candidates are one run of it.
+	byRes := make([]int, 0, d.nFresh)
+	for _, c := range d.cur.idx {
+		if d.fresh[c] {
+			byRes = append(byRes, c)
+		}
 	}
-	slices.SortStableFunc(byRes, func(a, b int) int { return strings.Compare(m.k.resource(added[a]), m.k.resource(added[b])) })
+	key := func(c int) string { return d.cur.keys[c] }
+	// Each removed rule's candidates, byRes[lo[o]:hi[o]]: found walking
+	// the removed rules by resource beside byRes.
+	lo, hi := make([]int32, len(old)), make([]int32, len(old))
+	for a, k := 0, 0; k < len(d.old.idx); k++ {
+		o := d.old.idx[k]
+		if !d.gone[o] {
+			continue
+		}
+		res := d.old.keys[o]
+		for a < len(byRes) && key(byRes[a]) < res {
+			a++
+		}
+		b := a
+		for b < len(byRes) && key(byRes[b]) == res {
+			b++
+		}
+		lo[o], hi[o] = int32(a), int32(b)
+	}
+	_, breakers := any(*new(R)).(circuitbreaker.Rule)
 	base := reflect.ValueOf(m.k.defaults(*new(R)))
-	used := make([]bool, len(added))
+	used := make([]bool, len(cur))
 	var changed, gone, fresh lines
-	for _, r := range removed {
-		if b, ok := any(r).(circuitbreaker.Rule); ok {
-			m.e.obs.breakerRemoved(b)
+	for o, r := range old {
+		if !d.gone[o] {
+			continue
 		}
-		res := m.k.resource(r)
-		lo, _ := slices.BinarySearchFunc(byRes, res, func(j int, res string) int { return strings.Compare(m.k.resource(added[j]), res) })
-		hi := lo
-		for hi < len(byRes) && m.k.resource(added[byRes[hi]]) == res {
-			hi++
+		if breakers {
+			m.e.obs.breakerRemoved(any(r).(circuitbreaker.Rule))
 		}
+		res := d.old.keys[o]
 		best, bestN := -1, 0
-		for _, j := range byRes[lo:hi] {
-			if used[j] {
+		for _, c := range byRes[lo[o]:hi[o]] {
+			if used[c] {
 				continue
 			}
-			if hi-lo == 1 {
-				best = j // the only candidate: no need to compare
+			if hi[o]-lo[o] == 1 {
+				best = c // the only candidate: no need to compare
 				break
 			}
-			if n := len(fieldDiff("", reflect.ValueOf(r), reflect.ValueOf(added[j]))); best < 0 || n < bestN {
-				best, bestN = j, n
+			if n := len(fieldDiff("", reflect.ValueOf(r), reflect.ValueOf(cur[c]))); best < 0 || n < bestN {
+				best, bestN = c, n
 			}
 		}
 		if best < 0 {
@@ -279,17 +298,20 @@ func changeEvent[R any](m *RuleManager[R], n int, added, removed []R, src RuleSo
 			continue
 		}
 		used[best] = true
-		a := added[best]
+		a := cur[best]
 		changed.add(func() string {
 			return ruleName(res) + ": " + strings.Join(fieldDiff("", reflect.ValueOf(r), reflect.ValueOf(a)), ", ")
 		})
 	}
-	for j, a := range added {
-		if !used[j] {
+	for c, a := range cur {
+		if !d.fresh[c] {
+			continue
+		}
+		if !used[c] {
 			fresh.add(func() string { return describeFields(m.k.resource(a), reflect.ValueOf(a), base) })
 		}
-		if r, ok := any(a).(circuitbreaker.Rule); ok {
-			m.e.obs.breakerLoaded(r, m.e.wallTime(now)) // after the removals above
+		if breakers {
+			m.e.obs.breakerLoaded(any(a).(circuitbreaker.Rule), m.e.wallTime(now)) // after the removals above
 		}
 	}
 	ev.Changed, ev.Removed, ev.Added = changed.done(), gone.done(), fresh.done()

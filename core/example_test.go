@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
@@ -101,4 +102,27 @@ func ExampleEngine_OnShadowBlock() {
 	// would block: core: GET /orders blocked by flow rule QPS 2
 	// err: <nil>
 	// GET /orders shadow-blocked by flow rules: 1
+}
+
+// An engine whose entries read a clock that one goroutine ticks every
+// millisecond, instead of reading the clock at Enter and at Exit. Close
+// stops the goroutine.
+func ExampleWithCoarseClock() {
+	e := core.NewEngine(core.WithCoarseClock(time.Millisecond))
+	defer e.Close()
+	_ = e.Flow().Load([]flow.Rule{{Resource: "GET /orders", Grade: flow.GradeQPS, Count: 2}})
+
+	for range 3 {
+		en, err := e.Enter(context.Background(), "GET /orders")
+		if err != nil {
+			fmt.Println("blocked:", err)
+			continue
+		}
+		fmt.Println("ok")
+		en.Exit()
+	}
+	// Output:
+	// ok
+	// ok
+	// blocked: core: GET /orders blocked by flow rule QPS 2
 }

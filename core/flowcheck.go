@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/bulwark-go/bulwark/cluster"
 	"github.com/bulwark-go/bulwark/core/flow"
@@ -30,18 +31,28 @@ var flowKind = kind[flow.Rule]{
 type flowSet struct {
 	stats  *resStats
 	checks []*flowCheck
-	// named holds the origins some rule names, for "other".
+	// named holds the origins some rule names, for "other" (nil: none).
 	named map[string]bool
 	// needOrigin: some rule reads per-origin statistics.
 	needOrigin bool
 	// chains are the (context, resource) nodes of chain rules, by context.
 	chains map[string]*stat.Node
+	// While the set is built: its checks, counted, and the resource's set
+	// in the previous table.
+	n   int
+	was *flowSet
 }
 
 type flowCheck struct {
-	rule  flow.Rule
-	ctrl  flowcontrol.Controller
-	block *BlockError
+	rule *flow.Rule // in the table's flowRules, which never change
+	// What entries read of the rule, here so that a check reads one object.
+	limitApp string // limitApp(rule)
+	strategy flow.Strategy
+	shadow   bool
+	ctrl     flowcontrol.Controller
+	// block is made at the rule's first block (see blockError): most rules
+	// never block, and a load of thousands of rules makes none.
+	block atomic.Pointer[BlockError]
 	ref   *stat.Node // Relate: the related resource's node; Chain: the context's node
 	// budget is a cluster rule's share of its flow (nil: a local rule).
 	budget cluster.Budget
@@ -76,55 +87,80 @@ func appliesLocally(r flow.Rule) bool {
 // rule keeps its controller (warm-up tokens, pacing timeline) from prev.
 func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	next.flowRules = rules
-	next.flow = make(map[string]*flowSet)
+	next.flow = make(map[string]*flowSet, len(prev.flow))
+	next.budgets = false
 	keep := kept[*flowCheck]{}
-	for _, r := range rules {
-		if !e.enforces(r) {
+	// One allocation for every check of the generation, one for every
+	// resource's set and one for the sets' lists of checks: a list of
+	// thousands of rules costs a few allocations per rule, not a dozen.
+	checks := make([]flowCheck, 0, len(rules))
+	sets := make([]flowSet, 0, len(rules))
+	of := make([]*flowSet, 0, len(rules)) // the set of each check
+	for i := range rules {
+		r := &rules[i]
+		if !e.enforces(*r) {
 			continue
 		}
-		fs := e.flowSetOf(next, r.Resource)
-		fs.noteOrigin(r)
-		ctrl, budget := e.flowState(keep, prev, r)
-		fs.checks = append(fs.checks, &flowCheck{
-			rule:   r,
-			ctrl:   ctrl,
-			budget: budget,
-			block:  &BlockError{Kind: BlockFlow, Resource: r.Resource, Rule: r},
-			ref:    e.refNode(fs, r),
+		fs := next.flow[r.Resource]
+		if fs == nil {
+			sets = append(sets, flowSet{})
+			fs = &sets[len(sets)-1]
+			if was := prev.res[r.Resource]; was != nil {
+				fs.stats, fs.was = was.stats, was.flow // pinned already
+			} else {
+				fs.stats = e.nodes.pin(r.Resource)
+			}
+			next.flow[r.Resource] = fs
+		}
+		fs.noteOrigin(*r)
+		ctrl, budget := e.flowState(keep, fs.was, r)
+		checks = append(checks, flowCheck{
+			rule:     r,
+			limitApp: limitApp(*r),
+			strategy: r.Strategy,
+			shadow:   r.Shadow,
+			ctrl:     ctrl,
+			budget:   budget,
+			ref:      e.refNode(fs, *r),
 		})
+		next.budgets = next.budgets || budget != nil
+		of = append(of, fs)
+		fs.n++
 		if r.ControlBehavior == flow.WarmUp || r.ControlBehavior == flow.WarmUpRateLimiter {
 			fs.stats.node.Minute() // warm-up reads the previous second
 		}
 	}
 	releaseBudgets(prev, keep)
-	for _, fs := range next.flow {
-		slices.SortStableFunc(fs.checks, func(a, b *flowCheck) int {
-			return cmp.Compare(originRank(a.rule), originRank(b.rule))
-		})
+	list := make([]*flowCheck, len(checks))
+	for i := range sets {
+		fs := &sets[i]
+		fs.checks, list = list[:0:fs.n], list[fs.n:]
+		fs.was = nil // a generation must not hold the one before
 	}
-}
-
-// flowSetOf returns the flow set of resource in t, creating it.
-func (e *Engine) flowSetOf(t *table, resource string) *flowSet {
-	fs := t.flow[resource]
-	if fs == nil {
-		fs = &flowSet{stats: e.nodes.pin(resource), named: map[string]bool{}}
-		t.flow[resource] = fs
+	for i := range checks {
+		of[i].checks = append(of[i].checks, &checks[i])
 	}
-	return fs
+	for i := range sets {
+		if fs := &sets[i]; len(fs.checks) > 1 {
+			slices.SortStableFunc(fs.checks, func(a, b *flowCheck) int {
+				return cmp.Compare(originRank(*a.rule), originRank(*b.rule))
+			})
+		}
+	}
 }
 
 // flowState returns the controller and the cluster budget of r: those of
-// an equal rule of prev that no rule took yet, or new ones.
-func (e *Engine) flowState(keep kept[*flowCheck], prev *table, r flow.Rule) (flowcontrol.Controller, cluster.Budget) {
+// an equal rule of was, the resource's set in the previous table (nil if
+// none), that no rule took yet, or new ones.
+func (e *Engine) flowState(keep kept[*flowCheck], was *flowSet, r *flow.Rule) (flowcontrol.Controller, cluster.Budget) {
 	var old []*flowCheck
-	if s := prev.flow[r.Resource]; s != nil {
-		old = s.checks
+	if was != nil {
+		old = was.checks
 	}
-	if c, ok := keep.take(old, func(c *flowCheck) bool { return c.rule == r }); ok {
+	if c, ok := keep.take(old, func(c *flowCheck) bool { return *c.rule == *r }); ok {
 		return c.ctrl, c.budget
 	}
-	return flowcontrol.NewController(r, e.flowCfg), e.budgetFor(r)
+	return flowcontrol.NewController(*r, e.flowCfg), e.budgetFor(*r)
 }
 
 // noteOrigin records what r needs of entries' origins: the origins it names
@@ -133,6 +169,9 @@ func (e *Engine) flowState(keep kept[*flowCheck], prev *table, r flow.Rule) (flo
 func (fs *flowSet) noteOrigin(r flow.Rule) {
 	la := limitApp(r)
 	if la != rule.LimitAppDefault && la != rule.LimitAppOther {
+		if fs.named == nil {
+			fs.named = map[string]bool{}
+		}
 		fs.named[la] = true
 	}
 	if la != rule.LimitAppDefault && r.Strategy == flow.Direct {
@@ -173,7 +212,7 @@ func (e *Engine) chainNode(resource, ctxName string) *stat.Node {
 // nil when the rule does not apply to it (Sentinel's
 // selectNodeByRequesterAndStrategy).
 func (fc *flowCheck) node(fs *flowSet, en *Entry) *stat.Node {
-	la := limitApp(fc.rule)
+	la := fc.limitApp
 	var direct *stat.Node
 	switch {
 	case la == rule.LimitAppDefault:
@@ -188,7 +227,7 @@ func (fc *flowCheck) node(fs *flowSet, en *Entry) *stat.Node {
 	default:
 		return nil
 	}
-	switch fc.rule.Strategy {
+	switch fc.strategy {
 	case flow.Direct:
 		return direct
 	case flow.Relate:
@@ -200,6 +239,16 @@ func (fc *flowCheck) node(fs *flowSet, en *Entry) *stat.Node {
 		return fc.ref
 	}
 	return nil
+}
+
+// blockError returns the error that reports the rule's blocks, made at its
+// first block and returned as is from then on.
+func (fc *flowCheck) blockError() *BlockError {
+	if b := fc.block.Load(); b != nil {
+		return b
+	}
+	fc.block.CompareAndSwap(nil, &BlockError{Kind: BlockFlow, Resource: fc.rule.Resource, Rule: *fc.rule})
+	return fc.block.Load()
 }
 
 // checkFlow runs the resource's flow rules for an entry. It may wait (pacing,
@@ -216,15 +265,15 @@ func (e *Engine) checkFlow(fs *flowSet, en *Entry, now mono.Time) error {
 		} else {
 			d = checkCluster(fc, n, en, now)
 		}
-		if fc.rule.Shadow {
+		if fc.shadow {
 			// Watched only: counted, never blocking, occupying or waiting.
 			if d.Blocked {
-				e.shadowBlocked(en, now, fc.block)
+				e.shadowBlocked(en, now, fc.blockError())
 			}
 			continue
 		}
 		if d.Blocked {
-			return fc.block
+			return fc.blockError()
 		}
 		if d.Occupied {
 			en.occupied = true

@@ -51,7 +51,7 @@ func installHotspot(e *Engine, next, prev *table, rules []hotspot.Rule) {
 	for _, r := range rules {
 		hs := next.hotspot[r.Resource]
 		if hs == nil {
-			hs = &hotspotSet{stats: e.nodes.pin(r.Resource)}
+			hs = &hotspotSet{stats: e.nodes.pinFrom(prev, r.Resource)}
 			next.hotspot[r.Resource] = hs
 		}
 		hc := &hotspotCheck{shadow: r.Shadow}

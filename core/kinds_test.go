@@ -63,187 +63,192 @@ func breakerRule(res string, g circuitbreaker.Grade, count float64) circuitbreak
 }
 
 func TestBreakerThroughEngine(t *testing.T) {
-	clk := testclock.New()
-	e := core.NewEngine(core.WithClock(clk))
-	var tr transitions
-	cancel := e.OnBreakerStateChange(tr.on)
-	defer cancel()
-	require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{breakerRule("db", circuitbreaker.ErrorRatio, 0.5)}))
-	ctx := context.Background()
-	boom := errors.New("boom")
-	fail := func(context.Context) error { return boom }
-	ok := func(context.Context) error { return nil }
+	eachClock(t, func(t *testing.T, clk *engineClock) {
+		e := clk.engine(t)
+		var tr transitions
+		cancel := e.OnBreakerStateChange(tr.on)
+		defer cancel()
+		require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{breakerRule("db", circuitbreaker.ErrorRatio, 0.5)}))
+		ctx := context.Background()
+		boom := errors.New("boom")
+		fail := func(context.Context) error { return boom }
+		ok := func(context.Context) error { return nil }
 
-	require.NoError(t, e.Do(ctx, "db", ok))
-	require.ErrorIs(t, e.Do(ctx, "db", fail), boom)
-	require.ErrorIs(t, e.Do(ctx, "db", fail), boom) // 2 of 3 failed: open
-	err := e.Do(ctx, "db", ok)
-	be := blockKind(t, err)
-	assert.Equal(t, core.BlockCircuitBreaker, be.Kind)
-	assert.Equal(t, "db", be.Resource)
-	assert.Equal(t, "breaker OPEN", be.Detail)
-	assert.Contains(t, err.Error(), "degrade rule errorRatio 0.5 timeWindow=5s")
-	opened := clk.Now()
-	assert.WithinDuration(t, opened, tr.at(0), 0, "a transition's time is the engine clock's")
+		require.NoError(t, e.Do(ctx, "db", ok))
+		require.ErrorIs(t, e.Do(ctx, "db", fail), boom)
+		require.ErrorIs(t, e.Do(ctx, "db", fail), boom) // 2 of 3 failed: open
+		err := e.Do(ctx, "db", ok)
+		be := blockKind(t, err)
+		assert.Equal(t, core.BlockCircuitBreaker, be.Kind)
+		assert.Equal(t, "db", be.Resource)
+		assert.Equal(t, "breaker OPEN", be.Detail)
+		assert.Contains(t, err.Error(), "degrade rule errorRatio 0.5 timeWindow=5s")
+		opened := clk.Now()
+		assert.WithinDuration(t, opened, tr.at(0), 0, "a transition's time is the engine clock's")
 
-	clk.Advance(5 * time.Second)
-	probe, err := e.Enter(ctx, "db")
-	require.NoError(t, err, "the probe passes after timeWindow")
-	assert.WithinDuration(t, opened.Add(5*time.Second), tr.at(1), 0)
-	_, err = e.Enter(ctx, "db")
-	assert.Equal(t, "breaker HALF_OPEN, probe in flight", blockKind(t, err).Detail)
-	probe.Exit()
-	require.NoError(t, e.Do(ctx, "db", ok), "a successful probe closed the breaker")
-	assert.Equal(t, []string{"db:CLOSED->OPEN", "db:OPEN->HALF_OPEN", "db:HALF_OPEN->CLOSED"}, tr.list())
+		clk.Advance(5 * time.Second)
+		probe, err := e.Enter(ctx, "db")
+		require.NoError(t, err, "the probe passes after timeWindow")
+		assert.WithinDuration(t, opened.Add(5*time.Second), tr.at(1), 0)
+		_, err = e.Enter(ctx, "db")
+		assert.Equal(t, "breaker HALF_OPEN, probe in flight", blockKind(t, err).Detail)
+		probe.Exit()
+		require.NoError(t, e.Do(ctx, "db", ok), "a successful probe closed the breaker")
+		assert.Equal(t, []string{"db:CLOSED->OPEN", "db:OPEN->HALF_OPEN", "db:HALF_OPEN->CLOSED"}, tr.list())
 
-	// Entry.SetError counts too: ok, error, error is 2 of 3.
-	for range 2 {
+		// Entry.SetError counts too: ok, error, error is 2 of 3.
+		for range 2 {
+			en, err := e.Enter(ctx, "db")
+			require.NoError(t, err)
+			en.SetError(boom)
+			en.Exit()
+		}
+		_, err = e.Enter(ctx, "db")
+		blockKind(t, err)
+
+		cancel()
+		clk.Advance(5 * time.Second)
 		en, err := e.Enter(ctx, "db")
 		require.NoError(t, err)
-		en.SetError(boom)
 		en.Exit()
-	}
-	_, err = e.Enter(ctx, "db")
-	blockKind(t, err)
-
-	cancel()
-	clk.Advance(5 * time.Second)
-	en, err := e.Enter(ctx, "db")
-	require.NoError(t, err)
-	en.Exit()
-	assert.Len(t, tr.list(), 4, "a cancelled listener hears nothing more")
+		assert.Len(t, tr.list(), 4, "a cancelled listener hears nothing more")
+	})
 }
 
 func TestBreakerSlowProbeThroughEngine(t *testing.T) {
-	clk := testclock.New()
-	e := core.NewEngine(core.WithClock(clk))
-	var tr transitions
-	e.OnBreakerStateChange(tr.on)
-	require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{breakerRule("api", circuitbreaker.SlowRequestRatio, 100)}))
-	ctx := context.Background()
-	call := func(d time.Duration) error {
-		en, err := e.Enter(ctx, "api")
-		if err != nil {
-			return err
+	eachClock(t, func(t *testing.T, clk *engineClock) {
+		e := clk.engine(t)
+		var tr transitions
+		e.OnBreakerStateChange(tr.on)
+		require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{breakerRule("api", circuitbreaker.SlowRequestRatio, 100)}))
+		ctx := context.Background()
+		call := func(d time.Duration) error {
+			en, err := e.Enter(ctx, "api")
+			if err != nil {
+				return err
+			}
+			clk.Advance(d)
+			en.Exit()
+			return nil
 		}
-		clk.Advance(d)
-		en.Exit()
-		return nil
-	}
-	for range 3 {
-		require.NoError(t, call(150*time.Millisecond))
-	}
-	blockKind(t, call(0))
-	clk.Advance(5 * time.Second)
-	require.NoError(t, call(101*time.Millisecond), "the probe")
-	blockKind(t, call(0))
-	clk.Advance(5 * time.Second)
-	require.NoError(t, call(100*time.Millisecond), "a probe of exactly count ms is not slow")
-	require.NoError(t, call(0))
-	assert.Equal(t, []string{
-		"api:CLOSED->OPEN", "api:OPEN->HALF_OPEN", "api:HALF_OPEN->OPEN",
-		"api:OPEN->HALF_OPEN", "api:HALF_OPEN->CLOSED",
-	}, tr.list())
+		for range 3 {
+			require.NoError(t, call(150*time.Millisecond))
+		}
+		blockKind(t, call(0))
+		clk.Advance(5 * time.Second)
+		require.NoError(t, call(101*time.Millisecond), "the probe")
+		blockKind(t, call(0))
+		clk.Advance(5 * time.Second)
+		require.NoError(t, call(100*time.Millisecond), "a probe of exactly count ms is not slow")
+		require.NoError(t, call(0))
+		assert.Equal(t, []string{
+			"api:CLOSED->OPEN", "api:OPEN->HALF_OPEN", "api:HALF_OPEN->OPEN",
+			"api:OPEN->HALF_OPEN", "api:HALF_OPEN->CLOSED",
+		}, tr.list())
+	})
 }
 
 // A probe that a later check (here a second breaker of the resource)
 // blocks sends its breaker back to OPEN, and the next entry may probe.
 func TestProbeBlockedLater(t *testing.T) {
-	clk := testclock.New()
-	e := core.NewEngine(core.WithClock(clk))
-	var tr transitions
-	e.OnBreakerStateChange(tr.on)
-	short := circuitbreaker.Rule{Resource: "r", Grade: circuitbreaker.ErrorCount, Count: 0, TimeWindow: 1, MinRequestAmount: 1, StatIntervalMs: 1000}
-	long := short
-	long.TimeWindow = 10
-	require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{short, long}))
-	ctx := context.Background()
-	require.Error(t, e.Do(ctx, "r", func(context.Context) error { return errors.New("x") }))
-	assert.Equal(t, []string{"r:CLOSED->OPEN", "r:CLOSED->OPEN"}, tr.list())
+	eachClock(t, func(t *testing.T, clk *engineClock) {
+		e := clk.engine(t)
+		var tr transitions
+		e.OnBreakerStateChange(tr.on)
+		short := circuitbreaker.Rule{Resource: "r", Grade: circuitbreaker.ErrorCount, Count: 0, TimeWindow: 1, MinRequestAmount: 1, StatIntervalMs: 1000}
+		long := short
+		long.TimeWindow = 10
+		require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{short, long}))
+		ctx := context.Background()
+		require.Error(t, e.Do(ctx, "r", func(context.Context) error { return errors.New("x") }))
+		assert.Equal(t, []string{"r:CLOSED->OPEN", "r:CLOSED->OPEN"}, tr.list())
 
-	clk.Advance(time.Second)
-	_, err := e.Enter(ctx, "r")
-	be := blockKind(t, err)
-	assert.Equal(t, 10, be.Rule.(circuitbreaker.Rule).TimeWindow, "the long breaker blocked")
-	assert.Equal(t, []string{"r:CLOSED->OPEN", "r:CLOSED->OPEN", "r:OPEN->HALF_OPEN", "r:HALF_OPEN->OPEN"}, tr.list())
-	_, err = e.Enter(ctx, "r")
-	blockKind(t, err)
-	assert.Len(t, tr.list(), 6, "the short breaker probes again at once, and goes back to OPEN again")
+		clk.Advance(time.Second)
+		_, err := e.Enter(ctx, "r")
+		be := blockKind(t, err)
+		assert.Equal(t, 10, be.Rule.(circuitbreaker.Rule).TimeWindow, "the long breaker blocked")
+		assert.Equal(t, []string{"r:CLOSED->OPEN", "r:CLOSED->OPEN", "r:OPEN->HALF_OPEN", "r:HALF_OPEN->OPEN"}, tr.list())
+		_, err = e.Enter(ctx, "r")
+		blockKind(t, err)
+		assert.Len(t, tr.list(), 6, "the short breaker probes again at once, and goes back to OPEN again")
 
-	clk.Advance(9 * time.Second)
-	en, err := e.Enter(ctx, "r")
-	require.NoError(t, err, "both breakers let their probe through")
-	en.Exit()
-	_, err = e.Enter(ctx, "r")
-	require.NoError(t, err, "both closed")
+		clk.Advance(9 * time.Second)
+		en, err := e.Enter(ctx, "r")
+		require.NoError(t, err, "both breakers let their probe through")
+		en.Exit()
+		_, err = e.Enter(ctx, "r")
+		require.NoError(t, err, "both closed")
+	})
 }
 
 func TestBreakerStateKeptAcrossSwaps(t *testing.T) {
-	clk := testclock.New()
-	e := core.NewEngine(core.WithClock(clk))
-	r := breakerRule("r", circuitbreaker.ErrorCount, 0)
-	r.MinRequestAmount = 1
-	require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{r}))
-	ctx := context.Background()
-	require.Error(t, e.Do(ctx, "r", func(context.Context) error { return errors.New("x") }))
-	_, err := e.Enter(ctx, "r")
-	blockKind(t, err)
+	eachClock(t, func(t *testing.T, clk *engineClock) {
+		e := clk.engine(t)
+		r := breakerRule("r", circuitbreaker.ErrorCount, 0)
+		r.MinRequestAmount = 1
+		require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{r}))
+		ctx := context.Background()
+		require.Error(t, e.Do(ctx, "r", func(context.Context) error { return errors.New("x") }))
+		_, err := e.Enter(ctx, "r")
+		blockKind(t, err)
 
-	// Other kinds change, and a second breaker joins: the open one stays open.
-	require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "r", Grade: flow.GradeQPS, Count: 100}}))
-	other := breakerRule("r", circuitbreaker.ErrorRatio, 0.9)
-	require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{other, r}))
-	_, err = e.Enter(ctx, "r")
-	assert.Equal(t, r.WithDefaults(), blockKind(t, err).Rule)
+		// Other kinds change, and a second breaker joins: the open one stays open.
+		require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "r", Grade: flow.GradeQPS, Count: 100}}))
+		other := breakerRule("r", circuitbreaker.ErrorRatio, 0.9)
+		require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{other, r}))
+		_, err = e.Enter(ctx, "r")
+		assert.Equal(t, r.WithDefaults(), blockKind(t, err).Rule)
 
-	// A changed rule is a new breaker, closed.
-	r.TimeWindow = 7
-	require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{r}))
-	en, err := e.Enter(ctx, "r")
-	require.NoError(t, err)
-	en.Exit()
+		// A changed rule is a new breaker, closed.
+		r.TimeWindow = 7
+		require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{r}))
+		en, err := e.Enter(ctx, "r")
+		require.NoError(t, err)
+		en.Exit()
+	})
 }
 
 // The average-RT strategy over a timeline of calls that each take 200 ms
 // against a count of 100 ms.
 func TestAvgRTThroughEngine(t *testing.T) {
-	clk := testclock.New()
-	e := core.NewEngine(core.WithClock(clk))
-	r := circuitbreaker.Rule{Resource: "r", Grade: circuitbreaker.AvgRT, Count: 100, TimeWindow: 2,
-		MinRequestAmount: 5, StatIntervalMs: 1000, RTSlowRequestAmount: 3}
-	require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{r}))
-	ctx := context.Background()
-	call := func() error {
-		en, err := e.Enter(ctx, "r")
-		if err != nil {
-			return err
+	eachClock(t, func(t *testing.T, clk *engineClock) {
+		e := clk.engine(t)
+		r := circuitbreaker.Rule{Resource: "r", Grade: circuitbreaker.AvgRT, Count: 100, TimeWindow: 2,
+			MinRequestAmount: 5, StatIntervalMs: 1000, RTSlowRequestAmount: 3}
+		require.NoError(t, e.CircuitBreaker().Load([]circuitbreaker.Rule{r}))
+		ctx := context.Background()
+		call := func() error {
+			en, err := e.Enter(ctx, "r")
+			if err != nil {
+				return err
+			}
+			clk.Advance(200 * time.Millisecond)
+			en.Exit()
+			return nil
 		}
-		clk.Advance(200 * time.Millisecond)
-		en.Exit()
-		return nil
-	}
-	require.NoError(t, call(), "nothing completed yet: average 0")
-	require.NoError(t, call(), "counter 1")
-	require.NoError(t, call(), "counter 2")
-	blockKind(t, call())
-	clk.Advance(1999 * time.Millisecond)
-	blockKind(t, call())
-	clk.Advance(time.Millisecond)
-	// The window has emptied: the average is 0 again.
-	require.NoError(t, call())
+		require.NoError(t, call(), "nothing completed yet: average 0")
+		require.NoError(t, call(), "counter 1")
+		require.NoError(t, call(), "counter 2")
+		blockKind(t, call())
+		clk.Advance(1999 * time.Millisecond)
+		blockKind(t, call())
+		clk.Advance(time.Millisecond)
+		// The window has emptied: the average is 0 again.
+		require.NoError(t, call())
 
-	// RT samples are capped by WithMaxRT: a 10 s call counts as 50 ms.
-	e2 := core.NewEngine(core.WithClock(clk), core.WithMaxRT(50*time.Millisecond))
-	require.NoError(t, e2.CircuitBreaker().Load([]circuitbreaker.Rule{r}))
-	en, err := e2.Enter(ctx, "r")
-	require.NoError(t, err)
-	clk.Advance(10 * time.Second)
-	en.Exit()
-	for range 5 {
+		// RT samples are capped by WithMaxRT: a 10 s call counts as 50 ms.
+		e2 := clk.engine(t, core.WithMaxRT(50*time.Millisecond))
+		require.NoError(t, e2.CircuitBreaker().Load([]circuitbreaker.Rule{r}))
 		en, err := e2.Enter(ctx, "r")
 		require.NoError(t, err)
+		clk.Advance(10 * time.Second)
 		en.Exit()
-	}
+		for range 5 {
+			en, err := e2.Enter(ctx, "r")
+			require.NoError(t, err)
+			en.Exit()
+		}
+	})
 }
 
 type fakeCollector struct {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -134,6 +135,12 @@ type RuleManager[R any] struct {
 	cancel func()
 
 	listeners listeners.Set[func(RuleChange[R])]
+
+	// inForce is the list of rules the last swap put in force, and
+	// grouped, the same grouped by resource, for the next swap's diff.
+	// Guarded by e.mu.
+	inForce []R
+	grouped grouped
 }
 
 func newRuleManager[R any](e *Engine, k kind[R]) *RuleManager[R] {
@@ -299,33 +306,71 @@ func (m *RuleManager[R]) addConflicts(given, rules []R, bad []RuleError) []RuleE
 func (m *RuleManager[R]) notify(prev, next *table, src RuleSource, verr *ValidationError) {
 	fns := m.listeners.List()
 	old, cur := m.k.rules(prev), m.k.rules(next)
-	added, removed, resources := diff(old, cur, m.k.equal, m.k.resource)
-	ev := changeEvent(m, len(cur), added, removed, src, verr)
+	og := m.grouped
+	if len(old) != len(m.inForce) || len(old) == 0 || &old[0] != &m.inForce[0] {
+		og = byResource(old, m.k.resource) // swapped in by another path
+	}
+	d := diff(old, og, cur, m.k.equal, m.k.resource)
+	m.inForce, m.grouped = cur, d.cur
+	ev := changeEvent(m, old, cur, d, src, verr)
 	m.e.emit(ev)
 	if len(fns) == 0 {
 		return
 	}
 	c := RuleChange[R]{Old: slices.Clone(old), New: slices.Clone(cur), Time: ev.Time,
-		Added: added, Removed: removed, Resources: resources}
+		Added: pick(cur, d.fresh, d.nFresh), Removed: pick(old, d.gone, d.nGone), Resources: d.resources}
 	for _, fn := range fns {
 		fn(c)
 	}
 }
 
-// diff returns the rules only in cur, only in old, and the sorted
-// resources they belong to; rules are compared within their resource only.
-// It groups both lists by resource through sorted indexes, so that a list
-// of thousands of rules costs a sort, not a map entry per rule.
-func diff[R any](old, cur []R, equal func(a, b R) bool, resource func(R) string) (added, removed []R, resources []string) {
-	byRes := func(rs []R) []int {
-		idx := make([]int, len(rs))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(resource(rs[a]), resource(rs[b])) })
-		return idx
+// ruleDiff is what a swap changed: the rules only in cur (fresh, by index
+// in cur) and only in old (gone, by index in old).
+type ruleDiff struct {
+	fresh, gone   []bool
+	nFresh, nGone int
+	// old and cur are the lists grouped by resource.
+	old, cur grouped
+	// resources are the resources of the fresh and gone rules, sorted.
+	resources []string
+}
+
+// pick returns the n rules of rs that mask marks, in order.
+func pick[R any](rs []R, mask []bool, n int) []R {
+	if n == 0 {
+		return nil
 	}
-	oi, ci := byRes(old), byRes(cur)
+	out := make([]R, 0, n)
+	for i, in := range mask {
+		if in {
+			out = append(out, rs[i])
+		}
+	}
+	return out
+}
+
+// diff finds the rules only in cur, only in old (grouped as ok), and the resources they
+// belong to; rules are compared within their resource only. It groups
+// both lists by resource through sorted indexes, so that a list of
+// thousands of rules costs a sort, not a map entry per rule, and it copies
+// no rule.
+func diff[R any](old []R, ok grouped, cur []R, equal func(a, b R) bool, resource func(R) string) (d ruleDiff) {
+	keys := make([]string, len(cur))
+	for i := range cur {
+		keys[i] = resource(cur[i])
+	}
+	if ok.alone(keys) {
+		return diffAligned(old, ok, cur, keys, equal)
+	}
+	return diffSorted(old, ok, cur, keys, equal)
+}
+
+// diffSorted is diff through the lists grouped by resource.
+func diffSorted[R any](old []R, ok grouped, cur []R, keys []string, equal func(a, b R) bool) (d ruleDiff) {
+	ck := group(keys)
+	oi, ci := ok.idx, ck.idx
+	okey := func(i int) string { return ok.keys[oi[i]] }
+	ckey := func(j int) string { return ck.keys[ci[j]] }
 	gone, fresh := make([]bool, len(old)), make([]bool, len(cur))
 	nGone, nFresh := 0, 0
 	for i, j := 0, 0; i < len(oi) || j < len(ci); {
@@ -333,17 +378,17 @@ func diff[R any](old, cur []R, equal func(a, b R) bool, resource func(R) string)
 		var res string
 		switch {
 		case i == len(oi):
-			res = resource(cur[ci[j]])
+			res = ckey(j)
 		case j == len(ci):
-			res = resource(old[oi[i]])
+			res = okey(i)
 		default:
-			res = min(resource(old[oi[i]]), resource(cur[ci[j]]))
+			res = min(okey(i), ckey(j))
 		}
 		oe, ce := i, j
-		for oe < len(oi) && resource(old[oi[oe]]) == res {
+		for oe < len(oi) && okey(oe) == res {
 			oe++
 		}
-		for ce < len(ci) && resource(cur[ci[ce]]) == res {
+		for ce < len(ci) && ckey(ce) == res {
 			ce++
 		}
 		touched := false
@@ -360,25 +405,85 @@ func diff[R any](old, cur []R, equal func(a, b R) bool, resource func(R) string)
 			}
 		}
 		if touched {
-			resources = append(resources, res)
+			d.resources = append(d.resources, res)
 		}
 		i, j = oe, ce
 	}
-	if nFresh > 0 {
-		added = make([]R, 0, nFresh)
+	return ruleDiff{fresh: fresh, gone: gone, nFresh: nFresh, nGone: nGone, old: ok, cur: ck, resources: d.resources}
+}
+
+// grouped is a list of rules' indexes sorted by resource, list order
+// within a resource.
+type grouped struct {
+	keys []string // resource of rule i
+	idx  []int
+}
+
+// byResource groups rs by resource. It reads each rule's resource once
+// and sorts (resource, index) pairs: sorting indexes with a function of
+// the rules would copy two rules per comparison.
+func byResource[R any](rs []R, resource func(R) string) grouped {
+	keys := make([]string, len(rs))
+	for i := range rs {
+		keys[i] = resource(rs[i])
 	}
-	if nGone > 0 {
-		removed = make([]R, 0, nGone)
+	return group(keys)
+}
+
+// group groups the rules whose resources are keys.
+func group(keys []string) grouped {
+	type keyed struct {
+		key string
+		i   int
 	}
-	for c, r := range cur {
-		if fresh[c] {
-			added = append(added, r)
+	ks := make([]keyed, len(keys))
+	g := grouped{keys: keys, idx: make([]int, len(keys))}
+	for i, k := range keys {
+		ks[i] = keyed{k, i}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Or(strings.Compare(a.key, b.key), a.i-b.i) })
+	for j, k := range ks {
+		g.idx[j] = k.i
+	}
+	return g
+}
+
+// alone reports whether the list g groups has one rule per resource and
+// keys names the same resources at the same places: then each rule of the
+// new list can only be the rule at its place in the old one.
+func (g grouped) alone(keys []string) bool {
+	if len(keys) != len(g.keys) || len(keys) == 0 {
+		return false
+	}
+	for k := 1; k < len(g.idx); k++ {
+		if g.keys[g.idx[k]] == g.keys[g.idx[k-1]] {
+			return false
 		}
 	}
-	for o, r := range old {
-		if gone[o] {
-			removed = append(removed, r)
+	for i, k := range keys {
+		if g.keys[i] != k {
+			return false
 		}
 	}
-	return added, removed, resources
+	return true
+}
+
+// diffAligned is diff of lists that name the same resources, one rule each,
+// at the same places (see grouped.alone): a rule is changed when it
+// differs from the rule at its place, and no sort is needed.
+func diffAligned[R any](old []R, ok grouped, cur []R, keys []string, equal func(a, b R) bool) ruleDiff {
+	d := ruleDiff{gone: make([]bool, len(old)), old: ok, cur: grouped{keys: keys, idx: ok.idx}}
+	for i := range cur {
+		if !equal(old[i], cur[i]) {
+			d.gone[i] = true
+			d.nGone++
+		}
+	}
+	d.fresh, d.nFresh = d.gone, d.nGone // the same places
+	for _, i := range ok.idx {
+		if d.gone[i] {
+			d.resources = append(d.resources, keys[i])
+		}
+	}
+	return d
 }

@@ -14,6 +14,7 @@ import (
 type table struct {
 	flowRules []flow.Rule
 	flow      map[string]*flowSet // by resource
+	budgets   bool                // some flow check has a cluster budget
 
 	breakerRules []circuitbreaker.Rule
 	breakers     map[string]*breakerSet
@@ -50,17 +51,21 @@ func (t *table) clone() *table {
 
 // merge rebuilds the per-resource index from the kinds' compiled maps.
 func (t *table) merge() {
-	t.res = make(map[string]*resource, len(t.flow))
+	n := len(t.flow) + len(t.breakers) + len(t.authority) + len(t.hotspot)
+	t.res = make(map[string]*resource, n)
+	slab := make([]resource, 0, n) // one allocation for every resource
 	at := func(name string, s *resStats) *resource {
 		r := t.res[name]
 		if r == nil {
-			r = &resource{stats: s}
+			slab = append(slab, resource{stats: s})
+			r = &slab[len(slab)-1]
 			t.res[name] = r
 		}
 		return r
 	}
-	for name, fs := range t.flow {
-		at(name, fs.stats).flow = fs
+	for name, fs := range t.flow { // the first kind: every name is new
+		slab = append(slab, resource{stats: fs.stats, flow: fs})
+		t.res[name] = &slab[len(slab)-1]
 	}
 	for name, bs := range t.breakers {
 		at(name, bs.stats).breakers = bs

@@ -44,6 +44,9 @@ func (e Event) String() string {
 }
 
 const (
+	// curSlotBits is how many low bits of Window.cur hold a slot.
+	curSlotBits    = 16
+	noCur          = math.MinInt64     // Window.cur before any bucket
 	emptyStart     = math.MinInt64     // bucket never used
 	resettingStart = math.MinInt64 + 1 // a writer is zeroing the bucket
 	// Slots of a line beyond the events.
@@ -111,9 +114,13 @@ type windowFields struct {
 	intervalMs int64
 	bucketMs   int64
 	starts     []atomic.Int64 // per bucket: its window start, ms
-	lines      []line         // bucket i, stripe s at i*stripes+s
-	stripes    int
-	mask       int64 // len(starts)-1 when that is a power of two, else -1
+	// cur is the newest bucket a writer found live: its start (ms) <<
+	// curSlotBits | its slot, so that writers within it skip the division
+	// and the starts. noCur before the first.
+	cur     atomic.Int64
+	lines   []line // bucket i, stripe s at i*stripes+s
+	stripes int
+	mask    int64 // len(starts)-1 when that is a power of two, else -1
 
 	// split holds the passes of a striped window, nil with one stripe
 	// (passes are then the Pass slot of lines).
@@ -178,6 +185,7 @@ func NewWindow(sampleCount int, intervalMs int64, stripes int) *Window {
 	for i := range w.starts {
 		w.starts[i].Store(emptyStart)
 	}
+	w.cur.Store(noCur)
 	for i := range w.lines {
 		w.lines[i][slotMinRT].Store(math.MaxInt64)
 	}
@@ -206,6 +214,16 @@ func (w *Window) BucketMs() int64 { return w.bucketMs }
 // bucket returns the ring slot of the bucket for time now, resetting the
 // bucket when it is left over from an older round of the ring.
 func (w *Window) bucket(now int64) int {
+	// Within the newest bucket, as nearly every write is: its slot, without
+	// a division.
+	if c := w.cur.Load(); now-c>>curSlotBits < w.bucketMs && now >= c>>curSlotBits {
+		return int(c & (1<<curSlotBits - 1))
+	}
+	return w.bucketSlow(now)
+}
+
+// bucketSlow is bucket outside the newest bucket.
+func (w *Window) bucketSlow(now int64) int {
 	q := now / w.bucketMs // one division: start and slot both come from it
 	start := q * w.bucketMs
 	i := w.slot(q)
@@ -214,6 +232,7 @@ func (w *Window) bucket(now int64) int {
 		s := st.Load()
 		switch {
 		case s == start:
+			w.setCur(start, i)
 			return i
 		case s == resettingStart:
 			runtime.Gosched()
@@ -223,11 +242,27 @@ func (w *Window) bucket(now int64) int {
 			}
 			w.reset(i, start)
 			st.Store(start)
+			w.setCur(start, i)
 			return i
 		default:
 			// The bucket already belongs to a newer round: this writer read
 			// the clock before another one moved on. Count it there.
 			return i
+		}
+	}
+}
+
+// setCur records that bucket slot i, starting at start, is live, unless
+// a newer bucket is recorded already.
+func (w *Window) setCur(start int64, i int) {
+	v := start<<curSlotBits | int64(i)
+	for {
+		c := w.cur.Load()
+		if c != noCur && c>>curSlotBits >= start {
+			return
+		}
+		if w.cur.CompareAndSwap(c, v) {
+			return
 		}
 	}
 }
