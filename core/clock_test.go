@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -129,7 +130,8 @@ func TestCoarseClockResolution(t *testing.T) {
 }
 
 // The coarse clock's goroutine belongs to the engine: Close stops it and
-// waits for it. Without the option the engine starts none.
+// waits for it. Without the option the engine starts none (it runs only the
+// statistics' harvest, which Close stops too).
 func TestCoarseClockGoroutine(t *testing.T) {
 	before := goleak.IgnoreCurrent()
 	e := core.NewEngine()
@@ -137,6 +139,8 @@ func TestCoarseClockGoroutine(t *testing.T) {
 	en, err := e.Enter(bg, "r")
 	require.NoError(t, err)
 	en.Exit()
+	assert.NotContains(t, allStacks(), "startCoarse", "no coarse clock without the option")
+	require.NoError(t, e.Close())
 	goleak.VerifyNone(t, before)
 
 	e = core.NewEngine(core.WithCoarseClock(time.Millisecond))
@@ -144,7 +148,14 @@ func TestCoarseClockGoroutine(t *testing.T) {
 	en, err = e.Enter(bg, "r")
 	require.NoError(t, err)
 	en.Exit()
+	assert.Contains(t, allStacks(), "startCoarse", "the option starts the coarse clock")
 	require.NoError(t, e.Close())
 	require.NoError(t, e.Close(), "idempotent")
 	goleak.VerifyNone(t, before)
+}
+
+// allStacks is every goroutine's stack, with the function that created it.
+func allStacks() string {
+	buf := make([]byte, 1<<20)
+	return string(buf[:runtime.Stack(buf, true)])
 }
