@@ -126,7 +126,7 @@ func testApplyThenGet(t *testing.T, src string) {
 	r = bulwark(t, "apply", src, v1, "--yes")
 	require.Equal(t, 0, r.code, r)
 	assert.Contains(t, r.stdout, "(does not exist)\n+++ "+v1+"\n")
-	assert.Contains(t, r.stdout, "+ GET /orders: count 100\n+ GET /items: count 20, controlBehavior 1, warmUpPeriodSec 5\n2 rules: 2 added\n")
+	assert.Contains(t, r.stdout, "+ GET /orders: count 100\n+ GET /items: count 20, controlBehavior warmUp, warmUpPeriodSec 5\n2 rules: 2 added\n")
 	assert.Contains(t, r.stdout, "written: ")
 	waitDoc(t, src, goodFlow)
 
@@ -191,7 +191,7 @@ func testRacingApplies(t *testing.T, src string) {
 	waitDoc(t, src, flowA)
 	es := historyOf(t, src, 2)
 	assert.Equal(t, "alice", es[1].Author)
-	assert.Equal(t, []string{"~ GET /orders: count 100 → 111", "- GET /items: count 20, controlBehavior 1, warmUpPeriodSec 5"}, es[1].Diff)
+	assert.Equal(t, []string{"~ GET /orders: count 100 → 111", "- GET /items: count 20, controlBehavior warmUp, warmUpPeriodSec 5"}, es[1].Diff)
 	r := bulwark(t, "get", src)
 	assert.Equal(t, flowA, r.stdout, "bob wrote nothing")
 }
@@ -208,7 +208,7 @@ func testSet(t *testing.T, src string) {
 	seed(t, src, dashboardTwo)
 	r := bulwark(t, "set", "--author", "carol", src, "GET /orders", "count=250", "controlBehavior=warmUp")
 	require.Equal(t, 0, r.code, r)
-	assert.Contains(t, r.stdout, "~ GET /orders: count 50 → 250, controlBehavior 0 → 1\n")
+	assert.Contains(t, r.stdout, "~ GET /orders: count 50 → 250, controlBehavior reject → warmUp\n")
 	want := strings.Replace(dashboardTwo, `"count":50,"grade":1}`, `"count":250,"grade":1,"controlBehavior":1}`, 1)
 	r = bulwark(t, "get", src)
 	waitDoc(t, src, want)
@@ -260,7 +260,7 @@ func testHistoryAndRollback(t *testing.T, src string) {
 
 	r = bulwark(t, "history", src)
 	require.Equal(t, 0, r.code, r)
-	assert.Regexp(t, `(?m)^#1 \S+ \S+  alice  apply  revision none → \S+\n    \+ GET /orders: count 100\n    \+ GET /items: count 20, controlBehavior 1, warmUpPeriodSec 5\n#2 \S+ \S+  bob  apply  revision \S+ → \S+\n    ~ GET /orders: count 100 → 200\n$`, r.stdout)
+	assert.Regexp(t, `(?m)^#1 \S+ \S+  alice  apply  revision none → \S+\n    \+ GET /orders: count 100\n    \+ GET /items: count 20, controlBehavior warmUp, warmUpPeriodSec 5\n#2 \S+ \S+  bob  apply  revision \S+ → \S+\n    ~ GET /orders: count 100 → 200\n$`, r.stdout)
 
 	// carol rolls back bob's change: alice's document again, recorded.
 	r = bulwark(t, "rollback", "--yes", "--author", "carol", src)

@@ -106,7 +106,7 @@ func runSuggest(ctx context.Context, e *env, args []string) error {
 	if !ok {
 		return failf(exitInvalid, "%s sent no %s document", u.Redacted(), k.Name())
 	}
-	canon, _, err := k.Canonical(doc)
+	canon, _, err := k.Format(doc)
 	if err != nil {
 		return failf(exitInvalid, "%s sent an invalid %s document: %w", u.Redacted(), k.Name(), err)
 	}

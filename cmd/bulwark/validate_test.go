@@ -108,15 +108,24 @@ func TestValidateStdinAndRuleSet(t *testing.T) {
 	assert.Equal(t, "-:1:28: not valid JSON: expected ',' or ']', found the end of the document\n", r.stdout)
 }
 
+// TestFmtExamples: the repository's example documents are canonical, as a
+// new user who runs bulwark fmt --check on them finds.
+func TestFmtExamples(t *testing.T) {
+	docs, err := filepath.Glob("../../examples/*/rules.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, docs)
+	r := bulwark(t, append([]string{"fmt", "--check"}, docs...)...)
+	assert.Equal(t, 0, r.code, r)
+}
+
 func TestFmtRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	flow := writeFile(t, dir, "flow.json", dashboardFlow)
 	r := bulwark(t, "fmt", flow)
 	require.Equal(t, 0, r.code, r)
-	assert.Equal(t, `[
-  {"resource":"GET /orders","limitApp":"default","grade":1,"count":50,"strategy":0,"refResource":"","controlBehavior":0,"warmUpPeriodSec":10,"maxQueueingTimeMs":500,"clusterMode":false,"clusterConfig":{"flowId":0,"thresholdType":0,"fallbackToLocalWhenFail":true,"strategy":0,"sampleCount":10,"windowIntervalMs":1000,"resourceTimeout":2000,"resourceTimeoutStrategy":0,"acquireRefuseStrategy":0,"clientOfflineTime":2000}}
-]
-`, r.stdout)
+	// Compact: what differs from the defaults, in Java's field order (a
+	// clusterConfig object, even of defaults, is not the default: none).
+	assert.Equal(t, "[\n  {\"resource\":\"GET /orders\",\"count\":50,\"clusterConfig\":{}}\n]\n", r.stdout)
 	canon := writeFile(t, dir, "canon.json", r.stdout)
 
 	// The canonical document holds the same rules, and is canonical.
@@ -125,7 +134,14 @@ func TestFmtRoundTrip(t *testing.T) {
 	assert.Contains(t, r.stdout, "no changes")
 	r = bulwark(t, "fmt", "--check", canon, flow)
 	require.Equal(t, 1, r.code, r)
-	assert.Equal(t, flow+"\n", r.stdout)
+	// --check says why: the lines fmt changes.
+	assert.Equal(t, flow+`: not canonical; bulwark fmt -w rewrites it:
+-1: // managed by the platform team
+-2: [{"id":3,`+dashboardFlow[strings.Index(dashboardFlow, `"app"`):len(dashboardFlow)-1]+`
++1: [
++2:   {"resource":"GET /orders","count":50,"clusterConfig":{}}
++3: ]
+`, r.stdout)
 
 	// -w rewrites in place; then the file is canonical.
 	r = bulwark(t, "fmt", "-w", flow)
@@ -193,8 +209,8 @@ func TestFmtFromSentinelGolang(t *testing.T) {
 	r := bulwark(t, "fmt", "--from", "sentinel-golang", src)
 	require.Equal(t, 0, r.code, r)
 	assert.Equal(t, `[
-  {"resource":"GET /orders","limitApp":"default","grade":1,"count":100,"strategy":0,"refResource":"","controlBehavior":1,"warmUpPeriodSec":20,"maxQueueingTimeMs":500,"clusterMode":false,"clusterConfig":null},
-  {"resource":"GET /pay","limitApp":"default","grade":1,"count":10,"strategy":1,"refResource":"GET /orders","controlBehavior":2,"warmUpPeriodSec":10,"maxQueueingTimeMs":200,"clusterMode":false,"clusterConfig":null}
+  {"resource":"GET /orders","count":100,"controlBehavior":1,"warmUpPeriodSec":20},
+  {"resource":"GET /pay","count":10,"strategy":1,"refResource":"GET /orders","controlBehavior":2,"maxQueueingTimeMs":200}
 ]
 `, r.stdout)
 	assert.Equal(t, src+`: note: [2] "mem": tokenCalculateStrategy 2 (MemoryAdaptive) has no equivalent: rule left out`+"\n", r.stderr)
@@ -209,8 +225,8 @@ func TestFmtFromSentinelGolang(t *testing.T) {
 	r = bulwark(t, "fmt", "--from", "sentinel-golang", mixed)
 	require.Equal(t, 0, r.code, r)
 	assert.Contains(t, r.stdout, `"degrade": [
-    {"resource":"GET /items","limitApp":"default","grade":2,"count":5,"timeWindow":2,`)
-	assert.Contains(t, r.stdout, `{"resource":"db","limitApp":"default","grade":0,"count":20,`)
+    {"resource":"GET /items","grade":2,"count":5,"timeWindow":2}`)
+	assert.Contains(t, r.stdout, `{"resource":"db","grade":0,"count":20}`)
 	assert.Contains(t, r.stdout, `"qps":1000`)
 	assert.Contains(t, r.stdout, `"paramFlowItemList":[{"object":"vip","count":50,"classType":"String"}]`)
 	assert.Contains(t, r.stderr, `note: [1] "GET /items": retryTimeoutMs 1500: Java's timeWindow is in seconds: 2 s`)

@@ -17,6 +17,7 @@ type Change struct {
 	Value json.RawMessage `json:"value,omitempty"`
 
 	shown []Field // for a rule added or removed: the fields worth showing
+	kind  *Kind   // the rule's kind: its enums' names
 }
 
 // FieldChange is one field of a changed rule; nested objects are flattened
@@ -61,7 +62,7 @@ func Diff(from, to []Rule) []Change {
 			continue
 		}
 		if fcs := diffFields("", from[pair[j]].Fields, n.Fields); len(fcs) > 0 {
-			changes = append(changes, Change{Op: "changed", Section: n.Section, Rule: n.Label(), Fields: fcs})
+			changes = append(changes, Change{Op: "changed", Section: n.Section, Rule: n.Label(), Fields: fcs, kind: n.Kind})
 		}
 	}
 	for i, o := range from {
@@ -73,7 +74,7 @@ func Diff(from, to []Rule) []Change {
 }
 
 func wholeRule(op string, r Rule) Change {
-	c := Change{Op: op, Section: r.Section, Rule: r.Label(), Value: encodeFields(r.Fields)}
+	c := Change{Op: op, Section: r.Section, Rule: r.Label(), Value: encodeFields(r.Fields), kind: r.Kind}
 	def := r.Kind.defaults()
 	for _, f := range r.Fields {
 		if f.Name == "resource" {
@@ -140,7 +141,7 @@ func (c Change) Line() string {
 	case "changed":
 		parts := make([]string, len(c.Fields))
 		for i, f := range c.Fields {
-			parts[i] = fmt.Sprintf("%s %s → %s", f.Field, f.From, f.To)
+			parts[i] = fmt.Sprintf("%s %s → %s", f.Field, c.kind.show(f.Field, f.From), c.kind.show(f.Field, f.To))
 		}
 		return "~ " + c.Rule + ": " + strings.Join(parts, ", ")
 	default:
@@ -150,7 +151,7 @@ func (c Change) Line() string {
 		}
 		parts := make([]string, len(c.shown))
 		for i, f := range c.shown {
-			parts[i] = fmt.Sprintf("%s %s", f.Name, compact(f.Value))
+			parts[i] = fmt.Sprintf("%s %s", f.Name, c.kind.show(f.Name, f.Value))
 		}
 		line := sign + c.Rule
 		if len(parts) > 0 {

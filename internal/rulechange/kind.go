@@ -42,6 +42,9 @@ type anyCodec interface {
 	// canonical decodes data strictly and encodes it again: Java's field
 	// names, order and numbers, every field, one rule per line.
 	canonical(data []byte) (canon []byte, warnings []converter.Problem, err error)
+	// format decodes data strictly and encodes it compactly
+	// (converter.Compacter): the canonical form people keep.
+	format(data []byte) (out []byte, warnings []converter.Problem, err error)
 	// over decodes canon (checking it) and writes it over prev, keeping
 	// what prev has that the value does not model (converter.Patcher).
 	over(prev, canon []byte) ([]byte, error)
@@ -83,6 +86,28 @@ func (c codecOf[T]) canonical(data []byte) ([]byte, []converter.Problem, error) 
 	}
 	canon, err := c.c.Encode(v)
 	return canon, warns, err
+}
+
+func (c codecOf[T]) format(data []byte) ([]byte, []converter.Problem, error) {
+	var (
+		v     T
+		warns []converter.Problem
+		err   error
+	)
+	if in, ok := c.c.(converter.Inspector[T]); ok {
+		v, warns, err = in.Inspect(data)
+	} else {
+		v, err = c.c.Convert(data)
+	}
+	if err != nil {
+		return nil, warns, err
+	}
+	if cp, ok := c.c.(converter.Compacter[T]); ok {
+		out, err := cp.EncodeCompact(v)
+		return out, warns, err
+	}
+	out, err := c.c.Encode(v)
+	return out, warns, err
 }
 
 func (c codecOf[T]) over(prev, canon []byte) ([]byte, error) {
@@ -245,7 +270,7 @@ func (r Rule) Label() string {
 		if d, ok := def[id]; ok && bytes.Equal(d, v) && id != "paramIdx" {
 			continue
 		}
-		extra = append(extra, id+" "+string(v))
+		extra = append(extra, id+" "+r.Kind.show(id, v))
 	}
 	l := prefix + r.Resource()
 	if len(extra) > 0 {
@@ -463,6 +488,14 @@ func (k *Kind) Name() string { return k.name }
 // converter's error (a *converter.DecodeError) when data is not valid.
 func (k *Kind) Canonical(data []byte) (canon []byte, warnings []converter.Problem, err error) {
 	return k.codec.canonical(data)
+}
+
+// Format decodes data strictly and writes it in the canonical form people
+// keep: each rule with the fields that differ from Java's defaults, in
+// Java's field order, one rule per line (converter.Compacter). It returns
+// the warnings and the converter's error as Canonical does.
+func (k *Kind) Format(data []byte) (out []byte, warnings []converter.Problem, err error) {
+	return k.codec.format(data)
 }
 
 // Over decodes canon (checking it) and writes it over prev, keeping what

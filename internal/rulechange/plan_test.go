@@ -154,7 +154,7 @@ func TestSet(t *testing.T) {
 	require.NoError(t, err)
 	p, err := PlanSet(ctx, c, "", Selector{Resource: "GET /orders"}, as, "after set", "set GET /orders count=250")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"~ GET /orders: count 50 → 250, controlBehavior 0 → 1"}, Lines(p.Changes))
+	assert.Equal(t, []string{"~ GET /orders: count 50 → 250, controlBehavior reject → warmUp"}, Lines(p.Changes))
 	_, err = p.Carry(ctx, "ivy", 0)
 	require.NoError(t, err)
 	got, _ := os.ReadFile(path)
