@@ -14,7 +14,9 @@ at SOURCE, asks for confirmation (--yes skips it) and writes FILE as it is,
 with compare-and-set against the revision it read: when someone changed the
 document in between, nothing is written and the exit code is 3. --dry-run
 stops after the diff. The change is recorded in the history beside the
-document (bulwark history SOURCE).
+document (bulwark history SOURCE). A file's lock files and history go in
+.bulwark/ in its directory, which ignores itself in git: a document kept in
+a repository is the only file to commit.
 
 With --canary GROUP, FILE is written to the overlay of GROUP beside the
 document (its key, path or dataId followed by ".overlay.GROUP"), which the instances started with

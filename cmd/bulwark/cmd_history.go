@@ -15,8 +15,10 @@ func init() {
 		help: `Lists the changes made to the document with apply, edit, set and rollback,
 oldest first: number, time, author (--author, default user@host), command,
 revisions, and the rule diff. The history is kept beside the document in the
-same config center (key + ".history"; Redis: key + ":history"), shared by
-everyone who changes the document with this tool, the last 100 changes.
+same config center (key + ".history"; Redis: key + ":history"; a file:
+.bulwark/NAME.history in its directory, with the lock files, a directory
+whose .gitignore keeps it out of git), shared by everyone who changes the
+document with this tool or the console, the last 100 changes.
 --json prints it whole, previous documents included.`,
 		run: runHistory,
 	})

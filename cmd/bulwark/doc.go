@@ -30,7 +30,9 @@
 // Every change made by apply, edit, set, rollback, promote and abort is compare-and-set
 // against the revision read, and is recorded in an audit trail beside the
 // document, in the same config center: the document's key + ".history"
-// (Redis: key + ":history"), the last 100 changes.
+// (Redis: key + ":history"; a file: .bulwark/NAME.history in its directory,
+// beside the lock files, a directory with a .gitignore that keeps it out of
+// git), the last 100 changes.
 //
 // Exit codes: 0 ok, 1 invalid document or differences found (diff), 2 usage
 // (or a change not confirmed), 3 conflict (someone changed the document in

@@ -334,3 +334,41 @@ func TestValidateChecksRulesAgainstEachOther(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, goodFlow, string(got))
 }
+
+// TestFileStateStaysOutOfGit: apply and history beside a document kept in
+// git leave nothing else to commit: the lock files and the history are in
+// .bulwark, which ignores itself; a history an older release kept beside
+// the document moves there.
+func TestFileStateStaysOutOfGit(t *testing.T) {
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.json")
+	old := writeFile(t, dir, "rules.json.history", `{"format":"bulwark-history/1","entries":[{"seq":1,"time":"2026-01-02T03:04:05Z","author":"old","command":"apply","from":"","to":"x","kind":"flow","diff":["+ a: count 1"],"previous":null}]}`)
+	r := bulwark(t, "apply", "--yes", "--author", "alice", rules, writeFile(t, t.TempDir(), "v1.json", goodFlow))
+	require.Equal(t, 0, r.code, r)
+	r = bulwark(t, "set", "--yes", rules, "GET /orders", "count=150")
+	require.Equal(t, 0, r.code, r)
+
+	var names []string
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{"rules.json", ".bulwark"}, names, "nothing but the document beside it")
+	ignore, err := os.ReadFile(filepath.Join(dir, ".bulwark", ".gitignore"))
+	require.NoError(t, err)
+	assert.Equal(t, "*\n", string(ignore))
+	assert.NoFileExists(t, old)
+	assert.FileExists(t, filepath.Join(dir, ".bulwark", "rules.json.history"))
+
+	var es []rulechange.Entry
+	r = bulwark(t, "history", "--json", rules)
+	require.Equal(t, 0, r.code, r)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &es))
+	require.Len(t, es, 3, "the old history moved, and goes on")
+	assert.Equal(t, "old", es[0].Author)
+	assert.Equal(t, 3, es[2].Seq)
+
+	r = bulwark(t, "history", "--help")
+	assert.Contains(t, r.stdout, ".bulwark/NAME.history")
+}

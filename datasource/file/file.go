@@ -45,7 +45,7 @@ func WithPolling() Option { return func(s *Source) { s.polling = true } }
 func withDebounce(d time.Duration) Option { return func(s *Source) { s.debounce = max(d, 0) } }
 
 // WithLockPath sets the lock file Write holds while it compares and
-// replaces (default: ".<name>.lock" beside the file). Every process that
+// replaces (default: ".bulwark/<name>.lock" beside the file, see StateDir). Every process that
 // writes the file must use the same lock file.
 func WithLockPath(path string) Option { return func(s *Source) { s.lockPath = path } }
 
@@ -273,7 +273,8 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 }
 
 // lock takes the lock every writer of the file takes (WithLockPath, else
-// ".<name>.lock" beside the file the path leads to) and returns that file,
+// "<name>.lock" in the state directory beside the file the path leads to)
+// and returns that file,
 // the one a write replaces: the path with its links followed.
 func (s *Source) lock(ctx context.Context) (target string, unlock func(), err error) {
 	target = s.path
@@ -283,7 +284,11 @@ func (s *Source) lock(ctx context.Context) (target string, unlock func(), err er
 	lockPath := s.lockPath
 	if lockPath == "" {
 		dir, base := filepath.Split(target)
-		lockPath = filepath.Join(dir, "."+base+".lock")
+		state, err := StateDir(dir)
+		if err != nil {
+			return "", nil, fmt.Errorf("file: lock %s: %w", target, err)
+		}
+		lockPath = filepath.Join(state, base+".lock")
 	}
 	unlock, err = lockFile(ctx, lockPath)
 	if err != nil {

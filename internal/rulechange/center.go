@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/url"
@@ -171,7 +172,7 @@ func dial(ctx context.Context, raw string, o *Options) (*Center, error) {
 		if strings.Contains(raw, "://") {
 			return nil, classf(ErrArgument, "unknown source scheme in %q: want a path, file://, etcd://, redis://, zk:// or nacos://", redact(raw))
 		}
-		return openFile(raw, raw), nil
+		return openFile(raw, raw)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -199,7 +200,7 @@ func dial(ctx context.Context, raw string, o *Options) (*Center, error) {
 		if u.Host != "" && u.Host != "localhost" { // file://rules.json: a relative path
 			path = u.Host + u.Path
 		}
-		return openFile(path, display), nil
+		return openFile(path, display)
 	case "etcd":
 		return openEtcd(ctx, hosts, key, display, o, tlsCfg)
 	case "redis":
@@ -214,9 +215,25 @@ func dial(ctx context.Context, raw string, o *Options) (*Center, error) {
 // historySuffix names the history document beside a document.
 const historySuffix = ".history"
 
-func openFile(path, display string) *Center {
-	return &Center{display: display, name: filepath.Base(path), doc: file.New(path), hist: file.New(path + historySuffix),
-		histName: path + historySuffix, reconcile: 30 * time.Second}
+// openFile opens the document at path, and its history in the state
+// directory beside it (file.StateDir: .bulwark/NAME.history, ignored by
+// git). A history an older release kept beside the document
+// (NAME.history) is moved there.
+func openFile(path, display string) (*Center, error) {
+	dir, base := filepath.Split(path)
+	hist := filepath.Join(dir, ".bulwark", base+historySuffix)
+	if _, err := os.Stat(hist); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(path + historySuffix); err == nil {
+			if _, err := file.StateDir(dir); err != nil {
+				return nil, class(ErrUnreachable, fmt.Errorf("%s: %w", display, err))
+			}
+			if err := os.Rename(path+historySuffix, hist); err != nil {
+				return nil, class(ErrUnreachable, fmt.Errorf("%s: move the history to %s: %w", display, hist, err))
+			}
+		}
+	}
+	return &Center{display: display, name: base, doc: file.New(path), hist: file.New(hist),
+		histName: hist, reconcile: 30 * time.Second}, nil
 }
 
 func openEtcd(ctx context.Context, hosts []string, key, display string, o *Options, tlsCfg *tls.Config) (*Center, error) {
