@@ -152,13 +152,13 @@ func testApplyThenGet(t *testing.T, src string) {
 	require.Equal(t, 0, r.code, r)
 	assert.Contains(t, r.stdout, "~ GET /orders: count 100 → 200\n")
 	assert.Contains(t, r.stdout, "dry run: nothing written\n")
-	r = cli(t, "n\n", nil, "apply", src, v2)
+	r = tty(t, "n\n", nil, "apply", src, v2)
 	require.Equal(t, 2, r.code, r)
 	assert.Contains(t, r.stderr, "not confirmed: nothing written")
 	r = bulwark(t, "get", src)
 	assert.Equal(t, goodFlow, r.stdout, "neither the dry run nor the refused apply wrote")
 
-	r = cli(t, "y\n", nil, "apply", src, v2)
+	r = tty(t, "y\n", nil, "apply", src, v2)
 	require.Equal(t, 0, r.code, r)
 	waitDoc(t, src, flowV2)
 }
@@ -171,8 +171,8 @@ func testRacingApplies(t *testing.T, src string) {
 	// Both read the document and wait at the question; then alice says
 	// yes, then bob: bob's compare-and-set is against a revision that
 	// is gone.
-	pa := start(t, nil, "apply", "--author", "alice", src, a)
-	pb := start(t, nil, "apply", "--author", "bob", src, b)
+	pa := startTTY(t, nil, "apply", "--author", "alice", src, a)
+	pb := startTTY(t, nil, "apply", "--author", "bob", src, b)
 	require.Eventually(t, func() bool {
 		return strings.Contains(pa.errOut.String(), "write this to") && strings.Contains(pb.errOut.String(), "write this to")
 	}, 30*time.Second, 20*time.Millisecond)
@@ -206,7 +206,7 @@ const dashboardTwo = `[
 
 func testSet(t *testing.T, src string) {
 	seed(t, src, dashboardTwo)
-	r := bulwark(t, "set", "--author", "carol", src, "GET /orders", "count=250", "controlBehavior=warmUp")
+	r := bulwark(t, "set", "--yes", "--author", "carol", src, "GET /orders", "count=250", "controlBehavior=warmUp")
 	require.Equal(t, 0, r.code, r)
 	assert.Contains(t, r.stdout, "~ GET /orders: count 50 → 250, controlBehavior reject → warmUp\n")
 	want := strings.Replace(dashboardTwo, `"count":50,"grade":1}`, `"count":250,"grade":1,"controlBehavior":1}`, 1)
@@ -215,18 +215,18 @@ func testSet(t *testing.T, src string) {
 
 	// Two sets at once on two rules: whichever loses the compare-and-set
 	// reads again; neither edit is lost.
-	p1 := start(t, nil, "set", src, "GET /orders", "count=300")
-	p2 := start(t, nil, "set", src, "GET /items", "count=30")
+	p1 := start(t, nil, "set", "--yes", src, "GET /orders", "count=300")
+	p2 := start(t, nil, "set", "--yes", src, "GET /items", "count=30")
 	r1, r2 := p1.wait(t), p2.wait(t)
 	require.Equal(t, 0, r1.code, r1)
 	require.Equal(t, 0, r2.code, r2)
 	want = strings.Replace(strings.Replace(want, `"count":250`, `"count":300`, 1), `"count":10`, `"count":30`, 1)
 	waitDoc(t, src, want)
 
-	r = bulwark(t, "set", src, "GET /nothing", "count=1")
+	r = bulwark(t, "set", "--yes", src, "GET /nothing", "count=1")
 	assert.Equal(t, 1, r.code, r)
 	assert.Contains(t, r.stderr, `no rule of resource "GET /nothing" matches (resources: GET /orders, GET /items)`)
-	r = bulwark(t, "set", src, "GET /orders", "count=-1")
+	r = bulwark(t, "set", "--yes", src, "GET /orders", "count=-1")
 	assert.Equal(t, 1, r.code, r)
 	assert.Contains(t, r.stderr, `the changed rule is not valid, nothing written: converter: [0] "GET /orders": count: must be >= 0`)
 	r = bulwark(t, "get", src)
@@ -293,7 +293,7 @@ n=$(cat %[1]s 2>/dev/null || echo 0); n=$((n+1)); echo $n > %[1]s
 if [ $n = 1 ]; then sed -i 's/"count": 100/"count": -5/' "$1"; else sed -i 's/"count": -5/"count": 150/' "$1"; fi
 `, count))
 	require.NoError(t, os.Chmod(editor, 0o755))
-	r := cli(t, "y\n", []string{"EDITOR=" + editor, "VISUAL="}, "edit", "--author", "dave", src)
+	r := tty(t, "y\n", []string{"EDITOR=" + editor, "VISUAL="}, "edit", "--author", "dave", src)
 	require.Equal(t, 0, r.code, r)
 	assert.Regexp(t, `\.json:2:3: \[0\] "GET /orders": count: must be >= 0\n`, r.stderr)
 	assert.Contains(t, r.stderr, "opening the editor again")

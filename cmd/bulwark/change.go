@@ -72,8 +72,8 @@ func carry(ctx context.Context, e *env, o *options, p *rulechange.Plan) error {
 	if remove {
 		question = fmt.Sprintf("remove %s?", p.Center.Display())
 	}
-	if !o.yes && !confirm(ctx, e, question) {
-		return failf(exitUsage, "not confirmed: %s (--yes skips the question)", nothing)
+	if err := ask(ctx, e, o, question, nothing); err != nil {
+		return err
 	}
 	res, err := p.Carry(ctx, o.author, o.historyBytes)
 	if errors.Is(err, datasource.ErrConflict) && res.Seq == 0 && res.Revision == "" {

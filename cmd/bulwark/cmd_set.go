@@ -16,7 +16,8 @@ func init() {
 	register(&command{
 		name: "set", args: "SOURCE RESOURCE FIELD=VALUE...", summary: "change fields of one rule (read-modify-write, retried on conflict)",
 		help: `Changes fields of the rule of RESOURCE: reads the document, changes the
-fields, checks the result, and writes it with compare-and-set; when another
+fields, checks the result, shows the diff and asks (--yes skips it; without
+a terminal, --yes is needed), and writes it with compare-and-set; when another
 writer got in between it reads again and starts over (up to 10 times), so no
 one's edit is lost. Only the fields named change: the other rules keep their
 exact text, this rule its dashboard fields (id, gmtCreate, …).
@@ -65,7 +66,6 @@ func runSet(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	o.yes = true // set is its own confirmation
 	ctr, err := openCenter(ctx, pos[0], &o)
 	if err != nil {
 		return err

@@ -34,6 +34,10 @@
 // beside the lock files, a directory with a .gitignore that keeps it out of
 // git), the last 100 changes.
 //
+// Every command that writes (apply, edit, set, rollback, promote, abort)
+// prints the change first, then asks at a terminal; when standard input is
+// not a terminal (a pipe, CI) it refuses, saying so, unless --yes is given.
+//
 // Exit codes: 0 ok, 1 invalid document or differences found (diff), 2 usage
 // (or a change not confirmed), 3 conflict (someone changed the document in
 // between: nothing was written), 4 the config center could not be reached or

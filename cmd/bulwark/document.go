@@ -57,6 +57,23 @@ func writeJSON(w io.Writer, v any) {
 	_ = enc.Encode(v)
 }
 
+// ask asks question before a change (unless --yes): on a terminal, read
+// from stdin (an interrupt is a no); otherwise refused, saying so, for
+// nothing can answer. nothing says what is not done ("nothing written").
+// Every command that writes asks through it.
+func ask(ctx context.Context, e *env, o *options, question, nothing string) error {
+	if o.yes {
+		return nil
+	}
+	if !e.interactive {
+		return failf(exitUsage, "standard input is not a terminal, so %q cannot be asked: %s; pass --yes to go ahead without asking (--dry-run shows the changes only)", question, nothing)
+	}
+	if !confirm(ctx, e, question) {
+		return failf(exitUsage, "not confirmed: %s (--yes skips the question)", nothing)
+	}
+	return nil
+}
+
 // confirm asks question on stderr and reads the answer from stdin; an
 // interrupt (ctx) is a no.
 func confirm(ctx context.Context, e *env, question string) bool {

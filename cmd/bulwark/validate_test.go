@@ -283,7 +283,7 @@ func TestInterruptAtTheQuestion(t *testing.T) {
 	dir := t.TempDir()
 	doc := writeFile(t, dir, "flow.json", goodFlow)
 	v2 := writeFile(t, dir, "v2.json", flowV2)
-	p := start(t, nil, "apply", doc, v2)
+	p := startTTY(t, nil, "apply", doc, v2)
 	require.Eventually(t, func() bool { return strings.Contains(p.errOut.String(), "write this to") }, 30*time.Second, 10*time.Millisecond)
 	p.interrupt(t)
 	r := p.wait(t)
