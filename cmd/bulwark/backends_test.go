@@ -295,7 +295,7 @@ if [ $n = 1 ]; then sed -i 's/"count": 100/"count": -5/' "$1"; else sed -i 's/"c
 	require.NoError(t, os.Chmod(editor, 0o755))
 	r := tty(t, "y\n", []string{"EDITOR=" + editor, "VISUAL="}, "edit", "--author", "dave", src)
 	require.Equal(t, 0, r.code, r)
-	assert.Regexp(t, `\.json:2:3: \[0\] "GET /orders": count: must be >= 0\n`, r.stderr)
+	assert.Regexp(t, `\.json:2:31: \[0\] "GET /orders": count: must be >= 0\n`, r.stderr)
 	assert.Contains(t, r.stderr, "opening the editor again")
 	assert.Contains(t, r.stdout, "+++ your edit\n~ GET /orders: count 100 → 150\n")
 	n, err := os.ReadFile(count)

@@ -11,7 +11,9 @@ func init() {
 	register(&command{
 		name: "validate", args: "FILE|SOURCE|- ...", summary: "check rule documents: every problem, with its line and column",
 		help: `Checks each document as bulwark (and Java Sentinel) reads it and prints every
-problem as FILE:LINE:COL: [INDEX] "RESOURCE": FIELD: PROBLEM, and warnings for
+problem as FILE:LINE:COL: [INDEX] "RESOURCE": FIELD: PROBLEM (LINE:COL is the
+field's: its value, or its name when the rule's check refuses it; an
+unknown field names the field it likely misspells), and warnings for
 fields of older Sentinel releases that are ignored; then it checks the rules
 against each other as a service's engine does (a shadow cluster rule may not
 share an enforcing cluster rule's flowId). Dashboard documents

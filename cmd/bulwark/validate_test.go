@@ -50,9 +50,9 @@ func TestValidateBadListsEveryProblemWithPosition(t *testing.T) {
 	bad := writeFile(t, dir, "flow.json", badFlow)
 	r := bulwark(t, "validate", bad)
 	require.Equal(t, 1, r.code, r)
-	// A rule that its Validate refuses is located at its start.
-	assert.Equal(t, bad+`:2:3: [0] "GET /orders": count: must be >= 0
-`+bad+`:3:43: [1] "GET /items": controlBehaviour: unknown field
+	// A value that the rule's Validate refuses is located at its field.
+	assert.Equal(t, bad+`:2:31: [0] "GET /orders": count: must be >= 0
+`+bad+`:3:43: [1] "GET /items": controlBehaviour: unknown field (did you mean "controlBehavior"?)
 `+bad+`:4:39: [2] "GET /users": grade: unknown name "fast": expected 0 (thread) or 1 (QPS)
 `, r.stdout)
 }
@@ -67,7 +67,7 @@ func TestValidateFormatJSON(t *testing.T) {
 	require.Len(t, fs, 3)
 	assert.Equal(t, bad, fs[0].File)
 	assert.Equal(t, 2, fs[0].Line)
-	assert.Equal(t, 3, fs[0].Column)
+	assert.Equal(t, 31, fs[0].Column, "at the field")
 	assert.Equal(t, "error", fs[0].Severity)
 	require.NotNil(t, fs[0].Rule)
 	assert.Equal(t, 0, *fs[0].Rule)
@@ -101,7 +101,7 @@ func TestValidateStdinAndRuleSet(t *testing.T) {
 
 	r = cli(t, `{"flow":[{"resource":"a","count":1}],"degrade":[{"resource":"b","count":-2}]}`, nil, "validate", "-")
 	require.Equal(t, 1, r.code, r)
-	assert.Equal(t, "-:1:49: degrade[0] \"b\": count: must be >= 0\n-:1:49: degrade[0] \"b\": timeWindow: must be > 0 (seconds)\n", r.stdout)
+	assert.Equal(t, "-:1:65: degrade[0] \"b\": count: must be >= 0\n-:1:49: degrade[0] \"b\": timeWindow: must be > 0 (seconds)\n", r.stdout)
 
 	r = cli(t, `[{"resource":"a","count":1}`, nil, "validate", "-")
 	require.Equal(t, 1, r.code, r)
@@ -193,7 +193,7 @@ func TestFileApplyRefusesInvalidAndWritesNothing(t *testing.T) {
 	bad := writeFile(t, dir, "bad.json", badFlow)
 	r := bulwark(t, "apply", "--yes", doc, bad)
 	require.Equal(t, 1, r.code, r)
-	assert.Contains(t, r.stderr, bad+`:2:3: [0] "GET /orders": count: must be >= 0`)
+	assert.Contains(t, r.stderr, bad+`:2:31: [0] "GET /orders": count: must be >= 0`)
 	assert.Contains(t, r.stderr, "nothing written")
 	assert.NoFileExists(t, doc)
 	assert.NoFileExists(t, doc+".history")
