@@ -341,12 +341,16 @@ func testUnresponsive(t *testing.T, srv *integration.Server, src string) {
 }
 
 // TestUnreachable: nothing listens at the address; every kind of center
-// fails with exit code 4 and names the source.
+// fails with exit code 4 and names the source, in one line: the clients'
+// logs are shown with -v only.
 func TestUnreachable(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
+	r := bulwark(t, "get", "-v", "--timeout", "1s", "redis://"+addr+"/k")
+	require.Equal(t, 4, r.code, r)
+	assert.Regexp(t, `level=DEBUG msg="redis: connection pool: failed to dial after \d+ attempts: [^"]*" client=redis\n`, r.stderr)
 	for _, src := range []string{
 		"etcd://" + addr + "/bulwark/svc/flow",
 		"redis://" + addr + "/bulwark:svc:flow",
@@ -360,6 +364,9 @@ func TestUnreachable(t *testing.T) {
 			require.Equal(t, 4, r.code, r)
 			assert.Contains(t, r.stderr, strings.SplitN(src, "/", 3)[0]+"//"+addr)
 			assert.Less(t, took, 10*time.Second)
+			// The client libraries' own logs stay out of the output: the
+			// error is the CLI's one line.
+			assert.Regexp(t, `^bulwark get: [^\n]*\n$`, r.stderr)
 		})
 	}
 }

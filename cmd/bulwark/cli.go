@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/user"
 	"strings"
@@ -95,6 +96,7 @@ type options struct {
 	author           string
 	yes, dryRun      bool
 	historyBytes     int
+	verbose          bool // -v: the clients' log lines on stderr
 }
 
 // connFlags are the flags of every command that talks to a config center.
@@ -106,6 +108,7 @@ func connFlags(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.caFile, "cacert", os.Getenv("BULWARK_TLS_CA"), "PEM file of the CA that signed the server's certificate; env BULWARK_TLS_CA")
 	fs.StringVar(&o.certFile, "cert", os.Getenv("BULWARK_TLS_CERT"), "PEM client certificate; env BULWARK_TLS_CERT")
 	fs.StringVar(&o.keyFile, "key", os.Getenv("BULWARK_TLS_KEY"), "PEM client key; env BULWARK_TLS_KEY")
+	fs.BoolVar(&o.verbose, "v", false, "print the config center clients' own log lines on stderr (silent without)")
 }
 
 func kindFlag(fs *flag.FlagSet, o *options) {
@@ -127,8 +130,12 @@ func changeFlags(fs *flag.FlagSet, o *options) {
 
 // conn are the connection options of the flags.
 func (o *options) conn() rulechange.Options {
-	return rulechange.Options{Timeout: o.timeout, User: o.user, Password: o.password,
+	c := rulechange.Options{Timeout: o.timeout, User: o.user, Password: o.password,
 		TLS: o.tls, CAFile: o.caFile, CertFile: o.certFile, KeyFile: o.keyFile}
+	if o.verbose {
+		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return c
 }
 
 // openCenter connects to the source raw.

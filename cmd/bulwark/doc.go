@@ -17,7 +17,8 @@
 // DEFAULT_GROUP; ?namespace=). Several servers are separated by commas.
 // Credentials and TLS come from flags or the environment (BULWARK_USER,
 // BULWARK_PASSWORD, BULWARK_TLS_CA, BULWARK_TLS_CERT, BULWARK_TLS_KEY) and are
-// never printed.
+// never printed. The clients' own log lines (go-redis, etcd and gRPC,
+// ZooKeeper, the Nacos SDK) are printed with -v only.
 //
 // suggest prints the rules a running service's admin page (package admin)
 // suggests from the traffic it measured, every one a shadow rule, in a

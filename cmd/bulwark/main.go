@@ -101,7 +101,8 @@ Commands:
 Sources: PATH or file:///PATH, etcd://HOST:2379/KEY, redis://HOST:6379/KEY[?channel=&db=],
 zk://HOST:2181/PATH, nacos://HOST:8848/DATAID[?group=&namespace=] (servers comma-separated).
 Credentials: --user/--password or BULWARK_USER/BULWARK_PASSWORD; TLS: --tls, --cacert,
---cert, --key or BULWARK_TLS_CA/_CERT/_KEY. They are never printed.
+--cert, --key or BULWARK_TLS_CA/_CERT/_KEY. They are never printed. The config
+center clients' own log lines are shown with -v only.
 
 Writes (apply, edit, set, rollback, promote, abort) show the change, then ask
 at a terminal; when standard input is not a terminal they refuse (exit 2)

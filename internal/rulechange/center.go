@@ -22,7 +22,6 @@ import (
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
 	goredis "github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/etcd"
@@ -237,13 +236,14 @@ func openFile(path, display string) (*Center, error) {
 }
 
 func openEtcd(ctx context.Context, hosts []string, key, display string, o *Options, tlsCfg *tls.Config) (*Center, error) {
+	routeGlobal("etcd", o.Logger)
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   hosts,
 		DialTimeout: o.Timeout,
 		Username:    o.User,
 		Password:    o.Password,
 		TLS:         tlsCfg,
-		Logger:      zap.NewNop(),
+		Logger:      zapTo(o.Logger),
 		Context:     ctx,
 	})
 	if err != nil {
@@ -266,6 +266,7 @@ func openRedis(hosts []string, key string, q url.Values, display string, o *Opti
 	if channel == "" {
 		channel = key + ":changed"
 	}
+	routeGlobal("redis", o.Logger)
 	cli := goredis.NewUniversalClient(&goredis.UniversalOptions{
 		Addrs: hosts, DB: db, Username: o.User, Password: o.Password, TLSConfig: tlsCfg,
 		DialTimeout: o.Timeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout, MaxRetries: -1,
@@ -281,7 +282,7 @@ func openZooKeeper(ctx context.Context, hosts []string, path, display string, o 
 	if tlsCfg != nil {
 		return nil, classf(ErrArgument, "source %s: TLS to ZooKeeper is not supported by this tool", display)
 	}
-	conn, _, err := zk.Connect(hosts, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(quietZK{}))
+	conn, _, err := zk.Connect(hosts, 10*time.Second, zk.WithLogInfo(o.Logger != nil), zk.WithLogger(clientLog{logTo(o.Logger), "zookeeper"}))
 	if err != nil {
 		return nil, class(ErrUnreachable, fmt.Errorf("%s: %w", display, err))
 	}
@@ -310,10 +311,6 @@ func openZooKeeper(ctx context.Context, hosts []string, path, display string, o 
 		hist: zookeeper.New(conn, path+historySuffix, zookeeper.WithServers(hosts...)), histName: path + historySuffix,
 		reconcile: 30 * time.Second, closeFn: conn.Close}, nil
 }
-
-type quietZK struct{}
-
-func (quietZK) Printf(string, ...any) {}
 
 func openNacos(hosts []string, dataID string, q url.Values, display string, o *Options, tlsCfg *tls.Config) (*Center, error) {
 	group := q.Get("group")
@@ -355,6 +352,8 @@ func openNacos(hosts []string, dataID string, q url.Values, display string, o *O
 		_ = os.RemoveAll(work)
 		return nil, class(ErrUnreachable, fmt.Errorf("%s: %w", display, err))
 	}
+	routeGlobal("nacos", o.Logger) // after the client: it sets its own
+
 	return &Center{display: display, name: dataID,
 		doc:  nacos.New(cli, dataID, group),
 		hist: nacos.New(cli, dataID+historySuffix, group), histName: group + "/" + dataID + historySuffix,
