@@ -26,5 +26,8 @@
 // The audit trail of a document lives beside it in the same config center:
 // one JSON document ("format": "bulwark-history/1") holding the last 100
 // changes, oldest first, written with compare-and-set so that concurrent
-// writers never lose each other's entries.
+// writers never lose each other's entries: the document's key + ".history"
+// (Redis: key + ":history"; Nacos: dataId + ".history" in its group; a
+// file: .bulwark/NAME.history in its directory, see file.StateDir). Every
+// tool that opens a document through Open uses that place.
 package rulechange
