@@ -17,7 +17,7 @@
 // DEFAULT_GROUP; ?namespace=). Several servers are separated by commas.
 // Credentials and TLS come from flags or the environment (BULWARK_USER,
 // BULWARK_PASSWORD, BULWARK_TLS_CA, BULWARK_TLS_CERT, BULWARK_TLS_KEY) and are
-// never printed. The clients' own log lines (go-redis, etcd and gRPC,
+// never printed. The clients' own log lines (go-redis, etcd,
 // ZooKeeper, the Nacos SDK) are printed with -v only.
 //
 // suggest prints the rules a running service's admin page (package admin)

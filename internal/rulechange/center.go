@@ -236,7 +236,6 @@ func openFile(path, display string) (*Center, error) {
 }
 
 func openEtcd(ctx context.Context, hosts []string, key, display string, o *Options, tlsCfg *tls.Config) (*Center, error) {
-	routeGlobal("etcd", o.Logger)
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   hosts,
 		DialTimeout: o.Timeout,

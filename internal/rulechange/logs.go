@@ -3,25 +3,22 @@ package rulechange
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
-	"sync"
 
 	nacoslog "github.com/nacos-group/nacos-sdk-go/v2/common/logger"
 	goredis "github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"google.golang.org/grpc/grpclog"
 )
 
 // The config center clients' own log lines go to Options.Logger at Debug
 // (discarded when it is nil), each with the client's name: a person sees
 // them with the CLI's -v, and never mixed into its output otherwise.
-// go-redis, gRPC (under etcd) and the Nacos SDK log through process-wide
-// loggers: the Logger of the latest Open that uses them (gRPC's: of the
-// first, which gRPC requires), so a process that opens centers with
-// different loggers should give them the same one.
+// go-redis and the Nacos SDK log through process-wide loggers: the Logger
+// of the latest Open that uses them, so a process that opens centers with
+// different loggers should give them the same one. gRPC's (under etcd) is
+// left alone: it may only be set before gRPC runs, and prints errors only.
 
 // logTo returns logger, or one that discards.
 func logTo(logger *slog.Logger) *slog.Logger {
@@ -51,7 +48,7 @@ func (r redisLog) Printf(_ context.Context, format string, args ...any) {
 	r.line(fmt.Sprintf(format, args...))
 }
 
-// Write takes a log writer's lines (zap's, gRPC's).
+// Write takes a log writer's lines (zap's).
 func (c clientLog) Write(p []byte) (int, error) {
 	for l := range strings.Lines(string(p)) {
 		if l = strings.TrimSpace(l); l != "" {
@@ -82,22 +79,12 @@ func zapTo(logger *slog.Logger) *zap.Logger {
 	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(clientLog{logger, "etcd"}), zap.DebugLevel))
 }
 
-var grpcOnce sync.Once
-
 // routeGlobal points the process-wide client loggers of scheme at logger.
 func routeGlobal(scheme string, logger *slog.Logger) {
 	l := logTo(logger)
 	switch scheme {
 	case "redis":
 		goredis.SetLogger(redisLog{clientLog{l, "redis"}})
-	case "etcd":
-		grpcOnce.Do(func() {
-			var w io.Writer = clientLog{l, "grpc"}
-			if logger == nil {
-				w = io.Discard
-			}
-			grpclog.SetLoggerV2(grpclog.NewLoggerV2(w, w, w))
-		})
 	case "nacos":
 		nacoslog.SetLogger(nacosLog{clientLog{l, "nacos"}})
 	}
