@@ -65,15 +65,15 @@ func TestLineColumn(t *testing.T) {
 	_, err = FlowRules().Convert([]byte("[{\"resource\": \"é😀\", x}]"))
 	assert.Equal(t, []string{"1:21: not valid JSON: expected a string key, found 'x'"}, problems(t, err))
 
-	// Problems of rules have positions too: the value, or the rule for
-	// its Validate.
+	// Problems of rules have positions too: the value, or the field (its
+	// key) for its Validate.
 	doc = "[\n  {\"resource\": \"a\", \"count\": 1},\n  {\"count\": -1,\n   \"resource\": \"GET /orders\", \"grade\": \"fast\"}\n]"
 	_, err = FlowRules().Convert([]byte(doc))
 	require.ErrorAs(t, err, &de)
 	require.Len(t, de.Problems, 2)
 	assert.Equal(t, Problem{Path: "[1].grade", Rule: 1, Resource: "GET /orders", Line: 4, Column: 40,
 		Message: `unknown name "fast": expected 0 (thread) or 1 (QPS)`, Err: ErrInvalid}, de.Problems[0])
-	assert.Equal(t, Problem{Path: "[1].count", Rule: 1, Resource: "GET /orders", Line: 3, Column: 3,
+	assert.Equal(t, Problem{Path: "[1].count", Rule: 1, Resource: "GET /orders", Line: 3, Column: 4,
 		Message: "must be >= 0", Err: ErrInvalid}, de.Problems[1])
 	assert.Equal(t, `[1] "GET /orders": count: must be >= 0`, de.Problems[1].Error())
 }

@@ -30,6 +30,9 @@ type decoder struct {
 	// at is the offset a problem found now is about: the value being
 	// read, or the rule being validated.
 	at int
+	// wrappedAt: the rule being validated is a dashboard entity's, inside
+	// its "rule" (validation locates fields there).
+	wrappedAt bool
 	// rec, when not nil, records where the rules of the next top-level
 	// list are (for EncodeOver).
 	rec *listRec
@@ -483,13 +486,19 @@ func wrappedRule(d *decoder, inner int) int {
 	return inner
 }
 
-// unknownField is the problem of an unknown key, with the field it
-// differs from only in case, if any.
+// unknownField is the problem of an unknown key, with the field it likely
+// misspells, if any: one that differs only in case, else the nearest
+// ("cuont": did you mean "count"?).
 func unknownField[T any](o *object[T], name string) string {
-	for _, f := range o.fields {
+	names := make([]string, len(o.fields))
+	for i, f := range o.fields {
 		if strings.EqualFold(f.name, name) {
 			return fmt.Sprintf("unknown field (did you mean %q?)", f.name)
 		}
+		names[i] = f.name
+	}
+	if n := nearest(name, names); n != "" {
+		return fmt.Sprintf("unknown field (did you mean %q?)", n)
 	}
 	return "unknown field"
 }
@@ -581,7 +590,9 @@ func readList[T any](d *decoder, o *object[T], defaults func() T, check func(*T)
 						d.push("rule")
 					}
 					d.at = start
+					d.wrappedAt = wrapped
 					d.validation(err, d.problems[n:])
+					d.wrappedAt = false
 					if wrapped {
 						d.pop()
 					}
@@ -630,9 +641,10 @@ func (d *decoder) validation(err error, seen []Problem) {
 	base := d.pathString()
 	refused := slices.ContainsFunc(seen, func(p Problem) bool { return p.Err == ErrInvalid })
 	for _, fe := range rule.Fields(err) {
-		path := base
+		path, at := base, d.at
 		if fe.Field != "" {
 			path = base + "." + fe.Field
+			at = fieldAt(d.data, d.at, fe.Field, d.wrappedAt) // at the field, not the rule's '{'
 		} else if refused {
 			continue
 		}
@@ -644,7 +656,7 @@ func (d *decoder) validation(err error, seen []Problem) {
 			}
 		}
 		if !dup {
-			d.problems = append(d.problems, Problem{Path: path, Rule: d.rule, Line: -1, Column: d.at, Message: fe.Err.Error(), Err: ErrInvalid})
+			d.problems = append(d.problems, Problem{Path: path, Rule: d.rule, Line: -1, Column: at, Message: fe.Err.Error(), Err: ErrInvalid})
 		}
 	}
 }

@@ -44,7 +44,7 @@ func ExampleDecodeError() {
 	// Output:
 	// [1] "b": controlBehavior: unknown name "fast": expected 0 (reject), 1 (warmUp), 2 (rateLimiter) or 3 (warmUpRateLimiter)
 	// [1] "b": count: must be >= 0
-	// [2] "c": cuont: unknown field
+	// [2] "c": cuont: unknown field (did you mean "count"?)
 	// true true
 }
 

@@ -70,6 +70,13 @@ func fuzzCodec[T any](f *testing.F, c Codec[T], mutate func(T) T, seeds ...strin
 		if !reflect.DeepEqual(v, back) {
 			t.Fatalf("round trip changed the rules\nfirst:  %+v\nsecond: %+v\nencoded: %s", v, back, out)
 		}
+		compact, err := c.(Compacter[T]).EncodeCompact(v)
+		if err != nil {
+			t.Fatalf("accepted rules do not encode compactly: %v\ninput: %q", err, data)
+		}
+		if back, err = c.Convert(compact); err != nil || !reflect.DeepEqual(v, back) {
+			t.Fatalf("compact round trip changed the rules (%v)\nfirst:  %+v\nsecond: %+v\nencoded: %s", err, v, back, compact)
+		}
 		for i, w := range []T{v, mutate(v)} {
 			over, fellBack, err := c.(overEncoder[T]).encodeOver(data, w)
 			if err != nil {

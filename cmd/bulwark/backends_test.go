@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/internal/integration"
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 // backend gives a test a source URL for a key of a real config center (or a
@@ -100,9 +101,9 @@ func seed(t *testing.T, src, doc string) {
 }
 
 // historyOf waits until the history of src has n entries and returns them.
-func historyOf(t *testing.T, src string, n int) []entry {
+func historyOf(t *testing.T, src string, n int) []rulechange.Entry {
 	t.Helper()
-	var es []entry
+	var es []rulechange.Entry
 	var last result
 	require.Eventually(t, func() bool {
 		last = bulwark(t, "history", "--json", src)
@@ -125,7 +126,7 @@ func testApplyThenGet(t *testing.T, src string) {
 	r = bulwark(t, "apply", src, v1, "--yes")
 	require.Equal(t, 0, r.code, r)
 	assert.Contains(t, r.stdout, "(does not exist)\n+++ "+v1+"\n")
-	assert.Contains(t, r.stdout, "+ GET /orders: count 100\n+ GET /items: count 20, controlBehavior 1, warmUpPeriodSec 5\n2 rules: 2 added\n")
+	assert.Contains(t, r.stdout, "+ GET /orders: count 100\n+ GET /items: count 20, controlBehavior warmUp, warmUpPeriodSec 5\n2 rules: 2 added\n")
 	assert.Contains(t, r.stdout, "written: ")
 	waitDoc(t, src, goodFlow)
 
@@ -151,13 +152,13 @@ func testApplyThenGet(t *testing.T, src string) {
 	require.Equal(t, 0, r.code, r)
 	assert.Contains(t, r.stdout, "~ GET /orders: count 100 → 200\n")
 	assert.Contains(t, r.stdout, "dry run: nothing written\n")
-	r = cli(t, "n\n", nil, "apply", src, v2)
+	r = tty(t, "n\n", nil, "apply", src, v2)
 	require.Equal(t, 2, r.code, r)
 	assert.Contains(t, r.stderr, "not confirmed: nothing written")
 	r = bulwark(t, "get", src)
 	assert.Equal(t, goodFlow, r.stdout, "neither the dry run nor the refused apply wrote")
 
-	r = cli(t, "y\n", nil, "apply", src, v2)
+	r = tty(t, "y\n", nil, "apply", src, v2)
 	require.Equal(t, 0, r.code, r)
 	waitDoc(t, src, flowV2)
 }
@@ -170,8 +171,8 @@ func testRacingApplies(t *testing.T, src string) {
 	// Both read the document and wait at the question; then alice says
 	// yes, then bob: bob's compare-and-set is against a revision that
 	// is gone.
-	pa := start(t, nil, "apply", "--author", "alice", src, a)
-	pb := start(t, nil, "apply", "--author", "bob", src, b)
+	pa := startTTY(t, nil, "apply", "--author", "alice", src, a)
+	pb := startTTY(t, nil, "apply", "--author", "bob", src, b)
 	require.Eventually(t, func() bool {
 		return strings.Contains(pa.errOut.String(), "write this to") && strings.Contains(pb.errOut.String(), "write this to")
 	}, 30*time.Second, 20*time.Millisecond)
@@ -190,7 +191,7 @@ func testRacingApplies(t *testing.T, src string) {
 	waitDoc(t, src, flowA)
 	es := historyOf(t, src, 2)
 	assert.Equal(t, "alice", es[1].Author)
-	assert.Equal(t, []string{"~ GET /orders: count 100 → 111", "- GET /items: count 20, controlBehavior 1, warmUpPeriodSec 5"}, es[1].Diff)
+	assert.Equal(t, []string{"~ GET /orders: count 100 → 111", "- GET /items: count 20, controlBehavior warmUp, warmUpPeriodSec 5"}, es[1].Diff)
 	r := bulwark(t, "get", src)
 	assert.Equal(t, flowA, r.stdout, "bob wrote nothing")
 }
@@ -205,27 +206,27 @@ const dashboardTwo = `[
 
 func testSet(t *testing.T, src string) {
 	seed(t, src, dashboardTwo)
-	r := bulwark(t, "set", "--author", "carol", src, "GET /orders", "count=250", "controlBehavior=warmUp")
+	r := bulwark(t, "set", "--yes", "--author", "carol", src, "GET /orders", "count=250", "controlBehavior=warmUp")
 	require.Equal(t, 0, r.code, r)
-	assert.Contains(t, r.stdout, "~ GET /orders: count 50 → 250, controlBehavior 0 → 1\n")
+	assert.Contains(t, r.stdout, "~ GET /orders: count 50 → 250, controlBehavior reject → warmUp\n")
 	want := strings.Replace(dashboardTwo, `"count":50,"grade":1}`, `"count":250,"grade":1,"controlBehavior":1}`, 1)
 	r = bulwark(t, "get", src)
 	waitDoc(t, src, want)
 
 	// Two sets at once on two rules: whichever loses the compare-and-set
 	// reads again; neither edit is lost.
-	p1 := start(t, nil, "set", src, "GET /orders", "count=300")
-	p2 := start(t, nil, "set", src, "GET /items", "count=30")
+	p1 := start(t, nil, "set", "--yes", src, "GET /orders", "count=300")
+	p2 := start(t, nil, "set", "--yes", src, "GET /items", "count=30")
 	r1, r2 := p1.wait(t), p2.wait(t)
 	require.Equal(t, 0, r1.code, r1)
 	require.Equal(t, 0, r2.code, r2)
 	want = strings.Replace(strings.Replace(want, `"count":250`, `"count":300`, 1), `"count":10`, `"count":30`, 1)
 	waitDoc(t, src, want)
 
-	r = bulwark(t, "set", src, "GET /nothing", "count=1")
+	r = bulwark(t, "set", "--yes", src, "GET /nothing", "count=1")
 	assert.Equal(t, 1, r.code, r)
 	assert.Contains(t, r.stderr, `no rule of resource "GET /nothing" matches (resources: GET /orders, GET /items)`)
-	r = bulwark(t, "set", src, "GET /orders", "count=-1")
+	r = bulwark(t, "set", "--yes", src, "GET /orders", "count=-1")
 	assert.Equal(t, 1, r.code, r)
 	assert.Contains(t, r.stderr, `the changed rule is not valid, nothing written: converter: [0] "GET /orders": count: must be >= 0`)
 	r = bulwark(t, "get", src)
@@ -259,7 +260,7 @@ func testHistoryAndRollback(t *testing.T, src string) {
 
 	r = bulwark(t, "history", src)
 	require.Equal(t, 0, r.code, r)
-	assert.Regexp(t, `(?m)^#1 \S+ \S+  alice  apply  revision none → \S+\n    \+ GET /orders: count 100\n    \+ GET /items: count 20, controlBehavior 1, warmUpPeriodSec 5\n#2 \S+ \S+  bob  apply  revision \S+ → \S+\n    ~ GET /orders: count 100 → 200\n$`, r.stdout)
+	assert.Regexp(t, `(?m)^#1 \S+ \S+  alice  apply  revision none → \S+\n    \+ GET /orders: count 100\n    \+ GET /items: count 20, controlBehavior warmUp, warmUpPeriodSec 5\n#2 \S+ \S+  bob  apply  revision \S+ → \S+\n    ~ GET /orders: count 100 → 200\n$`, r.stdout)
 
 	// carol rolls back bob's change: alice's document again, recorded.
 	r = bulwark(t, "rollback", "--yes", "--author", "carol", src)
@@ -292,9 +293,9 @@ n=$(cat %[1]s 2>/dev/null || echo 0); n=$((n+1)); echo $n > %[1]s
 if [ $n = 1 ]; then sed -i 's/"count": 100/"count": -5/' "$1"; else sed -i 's/"count": -5/"count": 150/' "$1"; fi
 `, count))
 	require.NoError(t, os.Chmod(editor, 0o755))
-	r := cli(t, "y\n", []string{"EDITOR=" + editor, "VISUAL="}, "edit", "--author", "dave", src)
+	r := tty(t, "y\n", []string{"EDITOR=" + editor, "VISUAL="}, "edit", "--author", "dave", src)
 	require.Equal(t, 0, r.code, r)
-	assert.Regexp(t, `\.json:2:3: \[0\] "GET /orders": count: must be >= 0\n`, r.stderr)
+	assert.Regexp(t, `\.json:2:31: \[0\] "GET /orders": count: must be >= 0\n`, r.stderr)
 	assert.Contains(t, r.stderr, "opening the editor again")
 	assert.Contains(t, r.stdout, "+++ your edit\n~ GET /orders: count 100 → 150\n")
 	n, err := os.ReadFile(count)
@@ -340,12 +341,16 @@ func testUnresponsive(t *testing.T, srv *integration.Server, src string) {
 }
 
 // TestUnreachable: nothing listens at the address; every kind of center
-// fails with exit code 4 and names the source.
+// fails with exit code 4 and names the source, in one line: the clients'
+// logs are shown with -v only.
 func TestUnreachable(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
+	r := bulwark(t, "get", "-v", "--timeout", "1s", "redis://"+addr+"/k")
+	require.Equal(t, 4, r.code, r)
+	assert.Regexp(t, `level=DEBUG msg="redis: connection pool: failed to dial after \d+ attempts: [^"]*" client=redis\n`, r.stderr)
 	for _, src := range []string{
 		"etcd://" + addr + "/bulwark/svc/flow",
 		"redis://" + addr + "/bulwark:svc:flow",
@@ -359,6 +364,9 @@ func TestUnreachable(t *testing.T) {
 			require.Equal(t, 4, r.code, r)
 			assert.Contains(t, r.stderr, strings.SplitN(src, "/", 3)[0]+"//"+addr)
 			assert.Less(t, took, 10*time.Second)
+			// The client libraries' own logs stay out of the output: the
+			// error is the CLI's one line.
+			assert.Regexp(t, `^bulwark get: [^\n]*\n$`, r.stderr)
 		})
 	}
 }
@@ -386,7 +394,7 @@ func testLargeHistory(t *testing.T, src string) {
 		assert.NotContains(t, r.stderr, "not recorded", r)
 		waitDoc(t, src, b.String())
 	}
-	var es []entry
+	var es []rulechange.Entry
 	require.Eventually(t, func() bool {
 		r := bulwark(t, "history", "--json", src)
 		es = nil

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 func init() {
@@ -12,7 +14,9 @@ at SOURCE, asks for confirmation (--yes skips it) and writes FILE as it is,
 with compare-and-set against the revision it read: when someone changed the
 document in between, nothing is written and the exit code is 3. --dry-run
 stops after the diff. The change is recorded in the history beside the
-document (bulwark history SOURCE).
+document (bulwark history SOURCE). A file's lock files and history go in
+.bulwark/ in its directory, which ignores itself in git: a document kept in
+a repository is the only file to commit.
 
 With --canary GROUP, FILE is written to the overlay of GROUP beside the
 document (its key, path or dataId followed by ".overlay.GROUP"), which the instances started with
@@ -61,38 +65,10 @@ func runApply(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ctr.Close()
-	target := ctr
-	if group != "" {
-		if target, err = ctr.overlayOf(group); err != nil {
-			return err
-		}
-		defer target.closeOverlay()
-	}
-	cur, err := target.read(ctx)
+	p, err := rulechange.PlanApply(ctx, ctr, k, next, pos[1], group)
 	if err != nil {
 		return err
 	}
-	p := &proposal{c: target, k: k, cur: cur, next: next, name: pos[1], command: "apply"}
-	if group != "" {
-		p.command, p.overlay = "apply --canary "+group, group
-		if cur.Missing { // a new overlay: its changes are those from the base
-			base, err := ctr.read(ctx)
-			if err != nil {
-				return err
-			}
-			p.against = &base
-		}
-	}
-	return p.carry(ctx, e, &o)
-}
-
-// mustBeValid prints the problems of an invalid document and returns exit
-// code 1.
-func mustBeValid(e *env, k *kind, name string, data []byte) error {
-	_, fs, err := check(name, k, data)
-	printFindings(e.stderr, fs, false)
-	if err != nil {
-		return failf(exitInvalid, "%s is not a valid %s document: nothing written", name, k.name)
-	}
-	return nil
+	defer p.Close()
+	return carry(ctx, e, &o, p)
 }

@@ -5,17 +5,22 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
+
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 func init() {
 	register(&command{
 		name: "fmt", args: "FILE|- ...", summary: "rewrite documents in canonical client format",
-		help: `Prints each document in the canonical client format: Java Sentinel's field
-names in Java's order, enums as numbers, every field, one rule per line,
-the dashboard's entity fields and wrappers removed, comments dropped. The
-rules are the same (fmt refuses an invalid document, exit 1). -w rewrites
-the files in place; --check only reports the files that are not canonical
-(exit 1), for CI.
+		help: `Prints each document in the canonical client format: one rule per line,
+each with the fields that differ from Java Sentinel's defaults (and those a
+rule must have), in Java's field order, enums as numbers; the dashboard's
+entity fields and wrappers removed, comments dropped; a rule set without
+the kinds that have no rules. The rules are the same (fmt refuses an
+invalid document, exit 1), and Java reads the document as it is. -w
+rewrites the files in place; --check writes nothing and shows, for each file
+that is not canonical, the lines that fmt changes (exit 1), for CI.
 
 --from sentinel-golang converts sentinel-golang's rule documents (JSON lists of
 flow, isolation, circuit breaker, system or hotspot rules) to Sentinel's: a
@@ -68,8 +73,8 @@ func runFmt(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		canon, warns, err := k.codec.canonical(data)
-		printFindings(e.stderr, findings(name, err, warns), false)
+		canon, warns, err := k.Format(data)
+		printFindings(e.stderr, rulechange.Findings(name, err, warns), false)
 		if err != nil {
 			code = exitInvalid
 			continue
@@ -77,7 +82,10 @@ func runFmt(ctx context.Context, e *env, args []string) error {
 		switch {
 		case check:
 			if !bytes.Equal(canon, data) {
-				fmt.Fprintln(e.stdout, name)
+				fmt.Fprintf(e.stdout, "%s: not canonical; bulwark fmt -w rewrites it:\n", name)
+				for _, l := range lineDiff(string(data), string(canon)) {
+					fmt.Fprintln(e.stdout, e.paint(map[byte]string{'-': "31", '+': "32"}[l[0]], l))
+				}
 				code = exitInvalid
 			}
 		case write:
@@ -99,4 +107,40 @@ func runFmt(ctx context.Context, e *env, args []string) error {
 		return silent(code)
 	}
 	return nil
+}
+
+// lineDiff lists the lines of a that b lacks ("-line N: text") and those
+// of b that a lacks ("+line N: text"), in order (a longest common
+// subsequence of lines stays). Documents are small: O(len(a)·len(b)).
+func lineDiff(a, b string) []string {
+	x, y := strings.Split(strings.TrimSuffix(a, "\n"), "\n"), strings.Split(strings.TrimSuffix(b, "\n"), "\n")
+	// lcs[i][j] is the length of a longest common subsequence of x[i:], y[j:].
+	lcs := make([][]int, len(x)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(y)+1)
+	}
+	for i := len(x) - 1; i >= 0; i-- {
+		for j := len(y) - 1; j >= 0; j-- {
+			if x[i] == y[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out []string
+	i, j := 0, 0
+	for i < len(x) || j < len(y) {
+		switch {
+		case i < len(x) && j < len(y) && x[i] == y[j]:
+			i, j = i+1, j+1
+		case j == len(y) || (i < len(x) && lcs[i+1][j] >= lcs[i][j+1]):
+			out = append(out, fmt.Sprintf("-%d: %s", i+1, x[i]))
+			i++
+		default:
+			out = append(out, fmt.Sprintf("+%d: %s", j+1, y[j]))
+			j++
+		}
+	}
+	return out
 }

@@ -17,7 +17,8 @@
 // DEFAULT_GROUP; ?namespace=). Several servers are separated by commas.
 // Credentials and TLS come from flags or the environment (BULWARK_USER,
 // BULWARK_PASSWORD, BULWARK_TLS_CA, BULWARK_TLS_CERT, BULWARK_TLS_KEY) and are
-// never printed.
+// never printed. The clients' own log lines (go-redis, etcd,
+// ZooKeeper, the Nacos SDK) are printed with -v only.
 //
 // suggest prints the rules a running service's admin page (package admin)
 // suggests from the traffic it measured, every one a shadow rule, in a
@@ -30,7 +31,13 @@
 // Every change made by apply, edit, set, rollback, promote and abort is compare-and-set
 // against the revision read, and is recorded in an audit trail beside the
 // document, in the same config center: the document's key + ".history"
-// (Redis: key + ":history"), the last 100 changes.
+// (Redis: key + ":history"; a file: .bulwark/NAME.history in its directory,
+// beside the lock files, a directory with a .gitignore that keeps it out of
+// git), the last 100 changes.
+//
+// Every command that writes (apply, edit, set, rollback, promote, abort)
+// prints the change first, then asks at a terminal; when standard input is
+// not a terminal (a pipe, CI) it refuses, saying so, unless --yes is given.
 //
 // Exit codes: 0 ok, 1 invalid document or differences found (diff), 2 usage
 // (or a change not confirmed), 3 conflict (someone changed the document in

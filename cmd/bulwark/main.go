@@ -25,6 +25,7 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	color          bool // stdout is a terminal and NO_COLOR is unset
+	interactive    bool // stdin is a terminal: a question can be answered
 	in             *bufio.Reader
 	editing        atomic.Bool // an editor runs: an interrupt is its own
 }
@@ -34,7 +35,7 @@ var commands = map[string]*command{}
 func register(c *command) { commands[c.name] = c }
 
 func main() {
-	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, color: colorOn(os.Stdout)}
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, color: colorOn(os.Stdout), interactive: isTerminal(os.Stdin)}
 	ctx, cancel := context.WithCancel(context.Background())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -100,7 +101,12 @@ Commands:
 Sources: PATH or file:///PATH, etcd://HOST:2379/KEY, redis://HOST:6379/KEY[?channel=&db=],
 zk://HOST:2181/PATH, nacos://HOST:8848/DATAID[?group=&namespace=] (servers comma-separated).
 Credentials: --user/--password or BULWARK_USER/BULWARK_PASSWORD; TLS: --tls, --cacert,
---cert, --key or BULWARK_TLS_CA/_CERT/_KEY. They are never printed.
+--cert, --key or BULWARK_TLS_CA/_CERT/_KEY. They are never printed. The config
+center clients' own log lines are shown with -v only.
+
+Writes (apply, edit, set, rollback, promote, abort) show the change, then ask
+at a terminal; when standard input is not a terminal they refuse (exit 2)
+unless --yes is given. --dry-run shows the change only.
 
 Exit codes: 0 ok, 1 invalid or differences found, 2 usage or not confirmed,
 3 conflict (nothing written), 4 config center unreachable.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
 )
 
 // bin is the bulwark binary the tests run, as a user would.
@@ -105,6 +106,31 @@ type proc struct {
 
 func start(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
+	return launch(t, false, env, args...)
+}
+
+// startTTY is start with a terminal for stdin, as a person at a shell has:
+// what is written to p.stdin is typed at it.
+func startTTY(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	return launch(t, true, env, args...)
+}
+
+// tty runs bulwark at a terminal where typed is typed.
+func tty(t *testing.T, typed string, env []string, args ...string) result {
+	t.Helper()
+	p := startTTY(t, env, args...)
+	if typed != "" {
+		_, err := io.WriteString(p.stdin, typed)
+		require.NoError(t, err)
+	}
+	r := p.wait(t)
+	require.NoError(t, p.stdin.Close())
+	return r
+}
+
+func launch(t *testing.T, terminal bool, env []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "BULWARK_AUTHOR=", "BULWARK_USER=", "BULWARK_PASSWORD=")
 	// A binary built with -race sleeps a second at exit (so that other
@@ -114,9 +140,19 @@ func start(t *testing.T, env []string, args ...string) *proc {
 	p := &proc{cmd: cmd, out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.errOut
 	var err error
-	p.stdin, err = cmd.StdinPipe()
-	require.NoError(t, err)
+	var slave *os.File
+	if terminal {
+		var master *os.File
+		master, slave = openPTY(t)
+		cmd.Stdin, p.stdin = slave, master
+	} else {
+		p.stdin, err = cmd.StdinPipe()
+		require.NoError(t, err)
+	}
 	require.NoError(t, cmd.Start())
+	if slave != nil {
+		require.NoError(t, slave.Close()) // the child has it
+	}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -182,4 +218,24 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	p := filepath.Join(dir, name)
 	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 	return p
+}
+
+// openPTY opens a pseudo-terminal (Linux): the master, where a test types,
+// and the slave, a child's stdin. Echo is off: nothing comes back.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	require.NoError(t, err)
+	fd := int(master.Fd())
+	require.NoError(t, unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	require.NoError(t, err)
+	slave, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	require.NoError(t, err)
+	tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
+	require.NoError(t, err)
+	tio.Lflag &^= unix.ECHO
+	require.NoError(t, unix.IoctlSetTermios(int(slave.Fd()), unix.TCSETS, tio))
+	t.Cleanup(func() { _ = master.Close() })
+	return master, slave
 }

@@ -67,6 +67,11 @@ func TestSuggest(t *testing.T) {
 	// follows, it only adds the shadow rule.
 	dir := t.TempDir()
 	printed := writeFile(t, dir, "suggested.json", r.stdout)
+	// The suggestion is in fmt's compact form: kept in git beside fmt'd
+	// documents, it changes only what it suggests.
+	assert.NotContains(t, r.stdout, `"refResource"`)
+	f := bulwark(t, "fmt", "--check", printed)
+	require.Equal(t, 0, f.code, f)
 	v := bulwark(t, "validate", printed)
 	require.Equal(t, 0, v.code, v)
 	source := writeFile(t, dir, "flow.json", inForce)

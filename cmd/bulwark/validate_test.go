@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -49,9 +50,9 @@ func TestValidateBadListsEveryProblemWithPosition(t *testing.T) {
 	bad := writeFile(t, dir, "flow.json", badFlow)
 	r := bulwark(t, "validate", bad)
 	require.Equal(t, 1, r.code, r)
-	// A rule that its Validate refuses is located at its start.
-	assert.Equal(t, bad+`:2:3: [0] "GET /orders": count: must be >= 0
-`+bad+`:3:43: [1] "GET /items": controlBehaviour: unknown field
+	// A value that the rule's Validate refuses is located at its field.
+	assert.Equal(t, bad+`:2:31: [0] "GET /orders": count: must be >= 0
+`+bad+`:3:43: [1] "GET /items": controlBehaviour: unknown field (did you mean "controlBehavior"?)
 `+bad+`:4:39: [2] "GET /users": grade: unknown name "fast": expected 0 (thread) or 1 (QPS)
 `, r.stdout)
 }
@@ -61,12 +62,12 @@ func TestValidateFormatJSON(t *testing.T) {
 	bad := writeFile(t, dir, "flow.json", badFlow)
 	r := bulwark(t, "validate", "--format", "json", bad)
 	require.Equal(t, 1, r.code, r)
-	var fs []finding
+	var fs []rulechange.Finding
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &fs), r.stdout)
 	require.Len(t, fs, 3)
 	assert.Equal(t, bad, fs[0].File)
 	assert.Equal(t, 2, fs[0].Line)
-	assert.Equal(t, 3, fs[0].Column)
+	assert.Equal(t, 31, fs[0].Column, "at the field")
 	assert.Equal(t, "error", fs[0].Severity)
 	require.NotNil(t, fs[0].Rule)
 	assert.Equal(t, 0, *fs[0].Rule)
@@ -100,11 +101,21 @@ func TestValidateStdinAndRuleSet(t *testing.T) {
 
 	r = cli(t, `{"flow":[{"resource":"a","count":1}],"degrade":[{"resource":"b","count":-2}]}`, nil, "validate", "-")
 	require.Equal(t, 1, r.code, r)
-	assert.Equal(t, "-:1:49: degrade[0] \"b\": count: must be >= 0\n-:1:49: degrade[0] \"b\": timeWindow: must be > 0 (seconds)\n", r.stdout)
+	assert.Equal(t, "-:1:65: degrade[0] \"b\": count: must be >= 0\n-:1:49: degrade[0] \"b\": timeWindow: must be > 0 (seconds)\n", r.stdout)
 
 	r = cli(t, `[{"resource":"a","count":1}`, nil, "validate", "-")
 	require.Equal(t, 1, r.code, r)
 	assert.Equal(t, "-:1:28: not valid JSON: expected ',' or ']', found the end of the document\n", r.stdout)
+}
+
+// TestFmtExamples: the repository's example documents are canonical, as a
+// new user who runs bulwark fmt --check on them finds.
+func TestFmtExamples(t *testing.T) {
+	docs, err := filepath.Glob("../../examples/*/rules.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, docs)
+	r := bulwark(t, append([]string{"fmt", "--check"}, docs...)...)
+	assert.Equal(t, 0, r.code, r)
 }
 
 func TestFmtRoundTrip(t *testing.T) {
@@ -112,10 +123,9 @@ func TestFmtRoundTrip(t *testing.T) {
 	flow := writeFile(t, dir, "flow.json", dashboardFlow)
 	r := bulwark(t, "fmt", flow)
 	require.Equal(t, 0, r.code, r)
-	assert.Equal(t, `[
-  {"resource":"GET /orders","limitApp":"default","grade":1,"count":50,"strategy":0,"refResource":"","controlBehavior":0,"warmUpPeriodSec":10,"maxQueueingTimeMs":500,"clusterMode":false,"clusterConfig":{"flowId":0,"thresholdType":0,"fallbackToLocalWhenFail":true,"strategy":0,"sampleCount":10,"windowIntervalMs":1000,"resourceTimeout":2000,"resourceTimeoutStrategy":0,"acquireRefuseStrategy":0,"clientOfflineTime":2000}}
-]
-`, r.stdout)
+	// Compact: what differs from the defaults, in Java's field order (a
+	// clusterConfig object, even of defaults, is not the default: none).
+	assert.Equal(t, "[\n  {\"resource\":\"GET /orders\",\"count\":50,\"clusterConfig\":{}}\n]\n", r.stdout)
 	canon := writeFile(t, dir, "canon.json", r.stdout)
 
 	// The canonical document holds the same rules, and is canonical.
@@ -124,7 +134,14 @@ func TestFmtRoundTrip(t *testing.T) {
 	assert.Contains(t, r.stdout, "no changes")
 	r = bulwark(t, "fmt", "--check", canon, flow)
 	require.Equal(t, 1, r.code, r)
-	assert.Equal(t, flow+"\n", r.stdout)
+	// --check says why: the lines fmt changes.
+	assert.Equal(t, flow+`: not canonical; bulwark fmt -w rewrites it:
+-1: // managed by the platform team
+-2: [{"id":3,`+dashboardFlow[strings.Index(dashboardFlow, `"app"`):len(dashboardFlow)-1]+`
++1: [
++2:   {"resource":"GET /orders","count":50,"clusterConfig":{}}
++3: ]
+`, r.stdout)
 
 	// -w rewrites in place; then the file is canonical.
 	r = bulwark(t, "fmt", "-w", flow)
@@ -176,7 +193,7 @@ func TestFileApplyRefusesInvalidAndWritesNothing(t *testing.T) {
 	bad := writeFile(t, dir, "bad.json", badFlow)
 	r := bulwark(t, "apply", "--yes", doc, bad)
 	require.Equal(t, 1, r.code, r)
-	assert.Contains(t, r.stderr, bad+`:2:3: [0] "GET /orders": count: must be >= 0`)
+	assert.Contains(t, r.stderr, bad+`:2:31: [0] "GET /orders": count: must be >= 0`)
 	assert.Contains(t, r.stderr, "nothing written")
 	assert.NoFileExists(t, doc)
 	assert.NoFileExists(t, doc+".history")
@@ -192,8 +209,8 @@ func TestFmtFromSentinelGolang(t *testing.T) {
 	r := bulwark(t, "fmt", "--from", "sentinel-golang", src)
 	require.Equal(t, 0, r.code, r)
 	assert.Equal(t, `[
-  {"resource":"GET /orders","limitApp":"default","grade":1,"count":100,"strategy":0,"refResource":"","controlBehavior":1,"warmUpPeriodSec":20,"maxQueueingTimeMs":500,"clusterMode":false,"clusterConfig":null},
-  {"resource":"GET /pay","limitApp":"default","grade":1,"count":10,"strategy":1,"refResource":"GET /orders","controlBehavior":2,"warmUpPeriodSec":10,"maxQueueingTimeMs":200,"clusterMode":false,"clusterConfig":null}
+  {"resource":"GET /orders","count":100,"controlBehavior":1,"warmUpPeriodSec":20},
+  {"resource":"GET /pay","count":10,"strategy":1,"refResource":"GET /orders","controlBehavior":2,"maxQueueingTimeMs":200}
 ]
 `, r.stdout)
 	assert.Equal(t, src+`: note: [2] "mem": tokenCalculateStrategy 2 (MemoryAdaptive) has no equivalent: rule left out`+"\n", r.stderr)
@@ -208,8 +225,8 @@ func TestFmtFromSentinelGolang(t *testing.T) {
 	r = bulwark(t, "fmt", "--from", "sentinel-golang", mixed)
 	require.Equal(t, 0, r.code, r)
 	assert.Contains(t, r.stdout, `"degrade": [
-    {"resource":"GET /items","limitApp":"default","grade":2,"count":5,"timeWindow":2,`)
-	assert.Contains(t, r.stdout, `{"resource":"db","limitApp":"default","grade":0,"count":20,`)
+    {"resource":"GET /items","grade":2,"count":5,"timeWindow":2}`)
+	assert.Contains(t, r.stdout, `{"resource":"db","grade":0,"count":20}`)
 	assert.Contains(t, r.stdout, `"qps":1000`)
 	assert.Contains(t, r.stdout, `"paramFlowItemList":[{"object":"vip","count":50,"classType":"String"}]`)
 	assert.Contains(t, r.stderr, `note: [1] "GET /items": retryTimeoutMs 1500: Java's timeWindow is in seconds: 2 s`)
@@ -266,7 +283,7 @@ func TestInterruptAtTheQuestion(t *testing.T) {
 	dir := t.TempDir()
 	doc := writeFile(t, dir, "flow.json", goodFlow)
 	v2 := writeFile(t, dir, "v2.json", flowV2)
-	p := start(t, nil, "apply", doc, v2)
+	p := startTTY(t, nil, "apply", doc, v2)
 	require.Eventually(t, func() bool { return strings.Contains(p.errOut.String(), "write this to") }, 30*time.Second, 10*time.Millisecond)
 	p.interrupt(t)
 	r := p.wait(t)
@@ -316,4 +333,42 @@ func TestValidateChecksRulesAgainstEachOther(t *testing.T) {
 	got, err := os.ReadFile(target)
 	require.NoError(t, err)
 	assert.Equal(t, goodFlow, string(got))
+}
+
+// TestFileStateStaysOutOfGit: apply and history beside a document kept in
+// git leave nothing else to commit: the lock files and the history are in
+// .bulwark, which ignores itself; a history an older release kept beside
+// the document moves there.
+func TestFileStateStaysOutOfGit(t *testing.T) {
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.json")
+	old := writeFile(t, dir, "rules.json.history", `{"format":"bulwark-history/1","entries":[{"seq":1,"time":"2026-01-02T03:04:05Z","author":"old","command":"apply","from":"","to":"x","kind":"flow","diff":["+ a: count 1"],"previous":null}]}`)
+	r := bulwark(t, "apply", "--yes", "--author", "alice", rules, writeFile(t, t.TempDir(), "v1.json", goodFlow))
+	require.Equal(t, 0, r.code, r)
+	r = bulwark(t, "set", "--yes", rules, "GET /orders", "count=150")
+	require.Equal(t, 0, r.code, r)
+
+	var names []string
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{"rules.json", ".bulwark"}, names, "nothing but the document beside it")
+	ignore, err := os.ReadFile(filepath.Join(dir, ".bulwark", ".gitignore"))
+	require.NoError(t, err)
+	assert.Equal(t, "*\n", string(ignore))
+	assert.NoFileExists(t, old)
+	assert.FileExists(t, filepath.Join(dir, ".bulwark", "rules.json.history"))
+
+	var es []rulechange.Entry
+	r = bulwark(t, "history", "--json", rules)
+	require.Equal(t, 0, r.code, r)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &es))
+	require.Len(t, es, 3, "the old history moved, and goes on")
+	assert.Equal(t, "old", es[0].Author)
+	assert.Equal(t, 3, es[2].Seq)
+
+	r = bulwark(t, "history", "--help")
+	assert.Contains(t, r.stdout, ".bulwark/NAME.history")
 }

@@ -55,7 +55,7 @@
 //
 // Writing: Write compares the file's current revision with the expected
 // one and replaces the file under an exclusive flock(2) lock on a lock file
-// beside it (".<name>.lock"), which every Source in this
+// (".bulwark/<name>.lock" beside it, see StateDir), which every Source in this
 // process and in others takes, so concurrent writers serialise and exactly
 // one of several writers at a revision wins. Its read of the current
 // document is a Read: bounded by the same limit, and refusing what is not a

@@ -45,10 +45,9 @@ func WithPolling() Option { return func(s *Source) { s.polling = true } }
 func withDebounce(d time.Duration) Option { return func(s *Source) { s.debounce = max(d, 0) } }
 
 // withLockPath sets the lock file Write holds while it compares and
-// replaces (default: ".<name>.lock" beside the file). Only tests set it:
-// the directory that holds the file is writable (an atomic save renames a
-// file into it), so the lock file beside it always works, and a path
-// chosen per process is a way for two writers to miss each other's lock.
+// replaces (default: ".bulwark/<name>.lock" beside the file, see StateDir).
+// Only tests set it: a path chosen per process is a way for two writers to
+// miss each other's lock.
 func withLockPath(path string) Option { return func(s *Source) { s.lockPath = path } }
 
 // Source is a rule document in a file: a datasource.Source, a
@@ -275,7 +274,8 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 }
 
 // lock takes the lock every writer of the file takes (withLockPath, else
-// ".<name>.lock" beside the file the path leads to) and returns that file,
+// "<name>.lock" in the state directory beside the file the path leads to)
+// and returns that file,
 // the one a write replaces: the path with its links followed.
 func (s *Source) lock(ctx context.Context) (target string, unlock func(), err error) {
 	target = s.path
@@ -285,7 +285,11 @@ func (s *Source) lock(ctx context.Context) (target string, unlock func(), err er
 	lockPath := s.lockPath
 	if lockPath == "" {
 		dir, base := filepath.Split(target)
-		lockPath = filepath.Join(dir, "."+base+".lock")
+		state, err := StateDir(dir)
+		if err != nil {
+			return "", nil, fmt.Errorf("file: lock %s: %w", target, err)
+		}
+		lockPath = filepath.Join(state, base+".lock")
 	}
 	unlock, err = lockFile(ctx, lockPath)
 	if err != nil {

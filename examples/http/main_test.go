@@ -141,7 +141,7 @@ func TestTheServicePrintsEveryKindAndEveryRejection(t *testing.T) {
 
 	good, err := os.ReadFile(path)
 	require.NoError(t, err)
-	bad := strings.Replace(string(good), `"paramIdx": 0, "count": 2`, `"paramIdx": 0, "count": -5`, 1)
+	bad := strings.Replace(string(good), `"paramIdx":0,"count":2`, `"paramIdx":0,"count":-5`, 1)
 	require.NotEqual(t, string(good), bad)
 	writeFile(t, path, bad)
 	mark = waitFor(mark, `paramFlow[0] "GET /orders/{id}": count: must be >= 0`, "document rejected: the 4 rules in force stay\n")
@@ -153,7 +153,7 @@ func TestTheServicePrintsEveryKindAndEveryRejection(t *testing.T) {
 	mark = waitFor(mark, "document valid again, rules unchanged (4 in force)\n")
 
 	// A change of a paramFlow rule prints old → new.
-	writeFile(t, path, strings.Replace(string(good), `"paramIdx": 0, "count": 2`, `"paramIdx": 0, "count": 3`, 1))
+	writeFile(t, path, strings.Replace(string(good), `"paramIdx":0,"count":2`, `"paramIdx":0,"count":3`, 1))
 	waitFor(mark, "paramFlow rules changed: 1 in force\n  ~ GET /orders/{id}: count 2 → 3\n")
 }
 

@@ -147,7 +147,7 @@ func TestQuickstartFollowsEditsAndSurvivesTypos(t *testing.T) {
 	assert.NotContains(t, out.String(), "warning")
 
 	// A threshold change prints old → new and is applied.
-	edited := strings.Replace(string(defaultRules), `"count": 20`, `"count": 3`, 1)
+	edited := strings.Replace(string(defaultRules), `"count":20`, `"count":3`, 1)
 	writeFile(t, path, edited)
 	mark = waitFor(mark, "rules changed: 3 in force\n  ~ GET /orders: count 20 → 3\n")
 	mark = waitFor(mark, "by flow rule QPS 3")

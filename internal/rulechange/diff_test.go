@@ -1,4 +1,4 @@
-package main
+package rulechange
 
 import (
 	"testing"
@@ -10,13 +10,13 @@ import (
 // lines diffs two documents of one kind and returns the printed lines.
 func lines(t *testing.T, kindName, from, to string) []string {
 	t.Helper()
-	k, err := kindNamed(kindName)
+	k, err := KindNamed(kindName)
 	require.NoError(t, err)
-	a, err := rulesOf(k, []byte(from), false)
+	a, err := k.Rules([]byte(from), false)
 	require.NoError(t, err)
-	b, err := rulesOf(k, []byte(to), false)
+	b, err := k.Rules([]byte(to), false)
 	require.NoError(t, err)
-	return diffLines(diffRules(a, b))
+	return Lines(Diff(a, b))
 }
 
 func TestDiffRules(t *testing.T) {
@@ -34,7 +34,19 @@ func TestDiffRules(t *testing.T) {
 		{"a changed grade is another rule", "flow",
 			`[{"resource":"a","count":1}]`,
 			`[{"resource":"a","grade":0,"count":1}]`,
-			[]string{`+ a (grade 0): grade 0, count 1`, `- a: count 1`}},
+			[]string{`+ a (grade thread): grade thread, count 1`, `- a: count 1`}},
+		{"enums by name, as the rule types' String methods give them", "flow",
+			`[{"resource":"a","count":1,"controlBehavior":0,"strategy":0}]`,
+			`[{"resource":"a","count":1,"controlBehavior":"rateLimiter","strategy":0}]`,
+			[]string{`~ a: controlBehavior reject → rateLimiter`}},
+		{"breaker grades by name", "degrade",
+			`[{"resource":"a","grade":2,"count":5,"timeWindow":1}]`,
+			`[{"resource":"a","grade":"errorCount","count":6,"timeWindow":1},{"resource":"b","grade":1,"count":0.5,"timeWindow":1}]`,
+			[]string{`~ a (grade errorCount): count 5 → 6`, `+ b (grade errorRatio): grade errorRatio, count 0.5, timeWindow 1`}},
+		{"authority strategies by name", "authority",
+			`[{"resource":"a","limitApp":"x","strategy":0}]`,
+			`[{"resource":"a","limitApp":"x","strategy":1}]`,
+			[]string{`~ a: strategy white → black`}},
 		{"equal rules pair first among one identity", "flow",
 			`[{"resource":"a","count":1,"controlBehavior":1},{"resource":"a","count":2}]`,
 			`[{"resource":"a","count":2},{"resource":"a","count":3,"controlBehavior":1}]`,
@@ -73,9 +85,9 @@ func TestDetect(t *testing.T) {
 		`[{"id":1,"rule":{"resource":"a","paramIdx":1,"count":3}}]`:     "paramFlow",
 		`[{"resource":"a","grade":0,"count":3,"timeWindow":1,"cut":1}]`: "degrade",
 	} {
-		assert.Equal(t, want, detect([]byte(doc), "").name, doc)
+		assert.Equal(t, want, Detect([]byte(doc), "").name, doc)
 	}
 	// An empty list is any kind: the key's name decides.
-	assert.Equal(t, "degrade", detect([]byte(`[]`), hintFrom("order-service-degrade-rules")).name)
-	assert.Equal(t, "flow", detect([]byte(`[]`), "").name)
+	assert.Equal(t, "degrade", Detect([]byte(`[]`), HintFrom("order-service-degrade-rules")).name)
+	assert.Equal(t, "flow", Detect([]byte(`[]`), "").name)
 }
