@@ -19,12 +19,11 @@ require (
 	go.uber.org/zap v1.27.1
 	golang.org/x/crypto v0.58.0
 	golang.org/x/sys v0.49.0
+	golang.org/x/term v0.47.0
 	golang.org/x/time v0.16.0
 	google.golang.org/grpc v1.83.2
 	google.golang.org/protobuf v1.36.12
 )
-
-require golang.org/x/term v0.47.0 // indirect
 
 require (
 	dario.cat/mergo v1.0.2 // indirect
