@@ -47,6 +47,7 @@ const defaultUsersFile = "bulwark-console.users"
 type consoleOptions struct {
 	listen, users, authHeader string
 	sources, instances        listFlag
+	canary                    listFlag
 	fetchTimeout              time.Duration
 	verbose                   bool
 }
@@ -78,6 +79,7 @@ func runConsole(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&co.authHeader, "auth-header", "", "trust this header (X-Forwarded-User) to name the signed-in user: only behind a proxy that sets it")
 	fs.Var(&co.sources, "source", "a rule document (repeat, or comma-separate): file://, etcd://, redis://, zk://, nacos://")
 	fs.Var(&co.instances, "instances", "admin page URLs of instances to show besides the registered ones (comma-separated)")
+	fs.Var(&co.canary, "canary", "canary groups (datasource.WithOverlay) to show and write, besides those the center lists (comma-separated)")
 	fs.DurationVar(&co.fetchTimeout, "instance-timeout", time.Second, "give up on an instance's admin page (or a registry) after this long")
 	fs.BoolVar(&co.verbose, "v", false, "log every write and failure to stderr")
 	if _, err := parse(e, c, fs, args, 0, 0); err != nil {
@@ -107,7 +109,7 @@ func runConsole(ctx context.Context, e *env, args []string) error {
 		log = slog.New(slog.NewTextHandler(e.stderr, nil))
 	}
 	srv := console.New(docs, console.WithUsersFile(co.users), console.WithAuthHeader(co.authHeader),
-		console.WithInstances(co.instances...), console.WithFetchTimeout(co.fetchTimeout), console.WithLogger(log))
+		console.WithInstances(co.instances...), console.WithCanaryGroups(co.canary...), console.WithFetchTimeout(co.fetchTimeout), console.WithLogger(log))
 	defer srv.Close()
 	ln, err := net.Listen("tcp", co.listen)
 	if err != nil {

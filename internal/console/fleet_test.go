@@ -23,11 +23,13 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/file"
 	"github.com/bulwark-go/bulwark/internal/console"
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 // helperEnv makes the test binary an instance (see TestMain): it serves
-// an engine's admin page, registers itself beside the file named by the
-// variable, prints "ready" and runs until it is killed.
+// an engine's admin page, registers itself beside the document named by
+// the variable (a source URL), prints "ready" and runs until it is
+// killed.
 const helperEnv = "BULWARK_CONSOLE_TEST_INSTANCE"
 
 func TestMain(m *testing.M) {
@@ -37,7 +39,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func runInstance(path, id string) int {
+func runInstance(source, id string) int {
 	e := core.NewEngine()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -45,8 +47,12 @@ func runInstance(path, id string) int {
 		return 1
 	}
 	go func() { _ = http.Serve(ln, admin.Handler(e)) }()
-	src := file.New(path)
-	_, err = src.Register(context.Background(), datasource.Instance{ID: id, App: "orders", Version: "v1",
+	c, err := rulechange.Open(context.Background(), source, rulechange.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	_, err = c.Document().(datasource.Registry).Register(context.Background(), datasource.Instance{ID: id, App: "orders", Version: "v1",
 		Addr: ln.Addr().String(), AdminURL: "http://" + ln.Addr().String() + "/", Interval: 100 * time.Millisecond})
 	if err != nil {
 		fmt.Println(err)
@@ -57,11 +63,12 @@ func runInstance(path, id string) int {
 }
 
 // startInstance runs the test binary as an instance registered beside
-// path; the returned process is killed at the end of the test.
-func startInstance(t *testing.T, path, id string) *os.Process {
+// the document at source (a URL), beating every 100 ms; the returned
+// process is killed at the end of the test.
+func startInstance(t *testing.T, source, id string) *os.Process {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+path, helperEnv+"_ID="+id)
+	cmd.Env = append(os.Environ(), helperEnv+"="+source, helperEnv+"_ID="+id)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -208,7 +215,7 @@ func TestFleetKilledInstanceStale(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "flow.json")
 	procs := map[string]*os.Process{}
 	for _, id := range []string{"i-1", "i-2", "i-3"} {
-		procs[id] = startInstance(t, path, id)
+		procs[id] = startInstance(t, "file://"+path, id)
 	}
 	src := file.New(path)
 	t.Cleanup(func() { _ = src.Close() })

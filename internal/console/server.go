@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 //go:embed page.html
@@ -22,10 +23,15 @@ var pageTmpl = template.Must(template.New("page").Parse(pageHTML))
 
 // Document is one rule document the console shows.
 type Document struct {
-	// Name is the source as the user wrote it (without credentials).
+	// Center reads and changes the document (rulechange: the machinery of
+	// the CLI); nil for a document only listed for its instances.
+	Center *rulechange.Center
+	// Name is the source as the user wrote it (without credentials); the
+	// Center's Display when empty.
 	Name string
 	// Registry lists the instances registered beside the document; nil
-	// when its backend has none.
+	// when its backend has none. The Center's document when it is one and
+	// Registry is nil.
 	Registry datasource.Registry
 }
 
@@ -36,6 +42,7 @@ type config struct {
 	usersFile  string
 	authHeader string
 	manual     []string
+	canary     []string
 	timeout    time.Duration
 	refresh    time.Duration
 	log        *slog.Logger
@@ -59,6 +66,12 @@ func WithInstances(adminURLs ...string) Option {
 	return func(c *config) { c.manual = append(c.manual, adminURLs...) }
 }
 
+// WithCanaryGroups names canary groups (datasource.WithOverlay) whose
+// overlays the page shows, besides those the config center lists.
+func WithCanaryGroups(groups ...string) Option {
+	return func(c *config) { c.canary = append(c.canary, groups...) }
+}
+
 // WithFetchTimeout bounds each instance's fetch and each registry's
 // listing: 1 s by default.
 func WithFetchTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
@@ -75,6 +88,7 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 // goroutine that refreshes the fleet; Close stops it.
 type Server struct {
 	cfg   config
+	docs  []Document
 	auth  *auth
 	fleet *fleet
 	mux   *http.ServeMux
@@ -94,7 +108,19 @@ func New(docs []Document, opts ...Option) *Server {
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{cfg: c, auth: newAuth(c.usersFile, c.authHeader, c.now),
+	docs = slices.Clone(docs)
+	for i, d := range docs {
+		if d.Center == nil {
+			continue
+		}
+		if d.Name == "" {
+			docs[i].Name = d.Center.Display()
+		}
+		if reg, ok := d.Center.Document().(datasource.Registry); ok && d.Registry == nil {
+			docs[i].Registry = reg
+		}
+	}
+	s := &Server{cfg: c, docs: docs, auth: newAuth(c.usersFile, c.authHeader, c.now),
 		fleet: newFleet(docs, c.manual, c.timeout, c.now), mux: http.NewServeMux()}
 	s.routes()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -131,6 +157,14 @@ func (s *Server) routes() {
 	})
 	s.mux.HandleFunc("GET /api/fleet", s.read(s.getFleet))
 	s.mux.HandleFunc("GET /api/instance", s.read(s.getInstance))
+	s.mux.HandleFunc("GET /api/docs", s.read(s.getDocs))
+	s.mux.HandleFunc("GET /api/doc", s.read(s.getDoc))
+	s.mux.HandleFunc("GET /api/history", s.read(s.getHistory))
+	s.mux.HandleFunc("POST /api/edit", s.write(s.edit))
+	s.mux.HandleFunc("POST /api/replace", s.write(s.replace))
+	s.mux.HandleFunc("POST /api/rollback", s.write(s.rollback))
+	s.mux.HandleFunc("POST /api/promote", s.write(s.promote))
+	s.mux.HandleFunc("POST /api/abort", s.write(s.abort))
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API: "+r.Method+" "+r.URL.Path)
 	})
