@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,11 +141,26 @@ func TestConsoleInChromium(t *testing.T) {
 	// Two more instances, processes: one is killed below.
 	startInstance(t, sourceURL, "helper-ok")
 	doomed := startInstance(t, sourceURL, "helper-killed")
-	for range 20 { // traffic, for the fleet table
-		if en, err := e.Enter(bg, "GET /orders"); err == nil {
-			en.Exit()
+	// Traffic, for the fleet's figures: 10 calls every 100 ms.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for range 10 {
+				if en, err := e.Enter(bg, "GET /orders"); err == nil {
+					en.Exit()
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
 		}
-	}
+	})
+	t.Cleanup(func() { close(stop); wg.Wait() })
 
 	center, err := rulechange.Open(bg, sourceURL, rulechange.Options{})
 	require.NoError(t, err)
@@ -245,6 +261,7 @@ func TestConsoleInChromium(t *testing.T) {
 	require.NoError(t, chromedp.Do(ed, chromedp.Click(chromedp.CSS(`#instances tr[data-id=service-1]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#detail .instance-resources tr[data-resource="GET /orders"]`))))
 
+	poll[bool](t, ed, "the fleet's blocks", `Number(document.querySelector('#resources tr[data-resource="GET /orders"] td.block')?.textContent) > 0`)
 	png, err := chromedp.Run(ed, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
 	out := filepath.Join(artifactDir(t), "console.png")
