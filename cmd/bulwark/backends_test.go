@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bulwark-go/bulwark/internal/integration"
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 // backend gives a test a source URL for a key of a real config center (or a
@@ -100,9 +101,9 @@ func seed(t *testing.T, src, doc string) {
 }
 
 // historyOf waits until the history of src has n entries and returns them.
-func historyOf(t *testing.T, src string, n int) []entry {
+func historyOf(t *testing.T, src string, n int) []rulechange.Entry {
 	t.Helper()
-	var es []entry
+	var es []rulechange.Entry
 	var last result
 	require.Eventually(t, func() bool {
 		last = bulwark(t, "history", "--json", src)
@@ -386,7 +387,7 @@ func testLargeHistory(t *testing.T, src string) {
 		assert.NotContains(t, r.stderr, "not recorded", r)
 		waitDoc(t, src, b.String())
 	}
-	var es []entry
+	var es []rulechange.Entry
 	require.Eventually(t, func() bool {
 		r := bulwark(t, "history", "--json", src)
 		es = nil

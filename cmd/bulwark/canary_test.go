@@ -15,6 +15,7 @@ import (
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 // instance is an engine following the rules at a source, as a service
@@ -29,14 +30,14 @@ type instance struct {
 func startInstance(t *testing.T, src, group string) *instance {
 	t.Helper()
 	ctx := context.Background()
-	ctr, err := openCenter(ctx, src, &options{timeout: 10 * time.Second})
+	ctr, err := rulechange.Open(ctx, src, rulechange.Options{Timeout: 10 * time.Second})
 	require.NoError(t, err)
-	t.Cleanup(ctr.Close)
-	opts := []datasource.Option{datasource.WithReconcileInterval(ctr.reconcile)}
+	t.Cleanup(func() { _ = ctr.Close() })
+	opts := []datasource.Option{datasource.WithReconcileInterval(ctr.Reconcile())}
 	if group != "" {
 		opts = append(opts, datasource.WithOverlay(group))
 	}
-	ds := datasource.NewReadable(ctr.doc, converter.FlowRules(), opts...)
+	ds := datasource.NewReadable(ctr.Document(), converter.FlowRules(), opts...)
 	e := core.NewEngine()
 	t.Cleanup(func() { _ = e.Close() })
 	e.Flow().Register(ds.Property())
@@ -72,7 +73,7 @@ func waitCount(t *testing.T, count float64, ins ...*instance) {
 
 // overlays returns bulwark status --json for groups, or for the overlays
 // status lists when no group is named.
-func overlays(t *testing.T, src string, groups ...string) map[string]overlayStatus {
+func overlays(t *testing.T, src string, groups ...string) map[string]rulechange.OverlayStatus {
 	t.Helper()
 	args := []string{"status", "--json"}
 	if len(groups) > 0 {
@@ -80,9 +81,9 @@ func overlays(t *testing.T, src string, groups ...string) map[string]overlayStat
 	}
 	r := bulwark(t, append(args, src)...)
 	require.Equal(t, 0, r.code, r)
-	var sts []overlayStatus
+	var sts []rulechange.OverlayStatus
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &sts), r)
-	out := map[string]overlayStatus{}
+	out := map[string]rulechange.OverlayStatus{}
 	for _, st := range sts {
 		out[st.Group] = st
 	}
@@ -145,7 +146,7 @@ func testStatusLists(t *testing.T, src string) {
 		assert.Empty(t, r.stderr)
 	}
 	st := overlays(t, src)
-	assert.Equal(t, []string{"+ POST /orders"}, diffLines(st["eu-west_1"].Changes))
+	assert.Equal(t, []string{"+ POST /orders"}, rulechange.Lines(st["eu-west_1"].Changes))
 
 	// An aborted group is no longer listed (from the history too: its
 	// overlay is read, and gone).
@@ -197,7 +198,7 @@ func testCanary(t *testing.T, src string) {
 	waitOverlay(t, src, "canary", true)
 	st := overlays(t, src, "canary", "other")
 	assert.False(t, st["other"].Exists)
-	assert.Equal(t, []string{"~ GET /orders: count 111 → 222"}, diffLines(st["canary"].Changes))
+	assert.Equal(t, []string{"~ GET /orders: count 111 → 222"}, rulechange.Lines(st["canary"].Changes))
 	r = bulwark(t, "status", "--groups", "canary,other", src)
 	require.Equal(t, 0, r.code, r)
 	assert.Regexp(t, `^canary: overlay revision \S+: 1 rule: 1 changed\n~ GET /orders: count 111 → 222\nother: no overlay\n$`, r.stdout)

@@ -6,87 +6,56 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
-// proposal is a new document for a center, reviewed before it is written.
-type proposal struct {
-	c       *center
-	k       *kind
-	cur     datasource.Snapshot // what was read; the write is compare-and-set on its revision
-	next    []byte              // the new document
-	name    string              // where next comes from, for the diff header
-	command string              // recorded in the history: "apply", "edit", "set", "rollback 3"
-	// against, when set, is what the diff is against instead of cur (the
-	// base, for the first apply --canary of a group); the write is still
-	// compare-and-set on cur's revision.
-	against *datasource.Snapshot
-	overlay string // the canary group whose overlay c.doc is, for the history
-	// nextMissing: the proposal is that the document be gone (abort shows
-	// the base an overlay's instances return to, which may not exist).
-	nextMissing bool
-}
-
-// outcome is what apply, edit, set and rollback print with --json.
+// outcome is what apply, edit, set, rollback, promote and abort print with
+// --json.
 type outcome struct {
-	Source   string   `json:"source"`
-	From     string   `json:"from"`
-	To       string   `json:"to,omitempty"`
-	Changes  []change `json:"changes"`
-	Applied  bool     `json:"applied"`
-	History  int      `json:"history,omitempty"` // the entry recorded
-	Conflict bool     `json:"conflict,omitempty"`
+	Source   string              `json:"source"`
+	From     string              `json:"from"`
+	To       string              `json:"to,omitempty"`
+	Changes  []rulechange.Change `json:"changes"`
+	Applied  bool                `json:"applied"`
+	History  int                 `json:"history,omitempty"` // the entry recorded
+	Conflict bool                `json:"conflict,omitempty"`
 }
 
-// review diffs the proposal against the document read and prints the diff.
-// replaced says the current document does not decode as k and is replaced
-// whole.
-func (p *proposal) review(e *env, o *options, w io.Writer) (changes []change, replaced bool, err error) {
-	to, err := rulesOf(p.k, p.next, p.nextMissing)
-	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", p.name, err)
-	}
-	base, baseName := p.cur, p.c.display
-	if p.against != nil {
-		base, baseName = *p.against, p.c.baseDisplay
-	}
-	from, ferr := rulesOf(p.k, base.Data, base.Missing)
-	if ferr != nil {
-		replaced = true
-		from = nil
-	}
-	changes = diffRules(from, to)
+// review prints the plan's diff (unless --json).
+func review(e *env, o *options, p *rulechange.Plan) {
 	if o.json {
-		return changes, replaced, nil
+		return
 	}
-	fmt.Fprintf(w, "--- %s\n+++ %s\n", header(baseName, base), p.name)
-	if replaced {
-		fmt.Fprintf(w, "the current document does not decode as %s rules (%v); it is replaced whole\n", p.k.name, ferr)
+	w := e.stdout
+	fmt.Fprintf(w, "--- %s\n+++ %s\n", rulechange.Header(p.BaseName, p.Base), p.NextName)
+	if p.Replaced != nil {
+		fmt.Fprintf(w, "the current document does not decode as %s rules (%v); it is replaced whole\n", p.Kind.Name(), p.Replaced)
 	}
-	printChanges(e, w, changes)
-	fmt.Fprintln(w, summary(changes))
-	return changes, replaced, nil
+	printChanges(e, w, p.Changes)
+	fmt.Fprintln(w, rulechange.Summary(p.Changes))
 }
 
-// carry reviews the proposal, asks (unless --yes), writes it with
-// compare-and-set against the revision read, and records it in the history.
-// A document changed in between is exit code 3 and nothing is written.
-func (p *proposal) carry(ctx context.Context, e *env, o *options) error {
-	changes, replaced, err := p.review(e, o, e.stdout)
-	if err != nil {
-		return err
-	}
-	out := outcome{Source: p.c.display, From: p.cur.Revision, Changes: changes}
+// carry shows the plan, asks (unless --yes), carries it out (a write with
+// compare-and-set against the revision read, recorded in the history) and
+// says what it did. verb is what a write does: "write" or "remove". A
+// document changed in between is exit code 3 and nothing is written.
+func carry(ctx context.Context, e *env, o *options, p *rulechange.Plan) error {
+	review(e, o, p)
+	out := outcome{Source: p.Center.Display(), From: p.Current.Revision, Changes: p.Changes}
 	if out.Changes == nil {
-		out.Changes = []change{}
+		out.Changes = []rulechange.Change{}
 	}
-	if len(changes) == 0 && !replaced && !p.cur.Missing {
+	remove := p.NextMissing
+	nothing := "nothing written"
+	if remove {
+		nothing = "nothing removed"
+	}
+	if p.Empty() {
 		if o.json {
 			writeJSON(e.stdout, out)
-		}
-		if !o.json && !bytes.Equal(p.cur.Data, p.next) {
+		} else if !remove && !bytes.Equal(p.Current.Data, p.Next) {
 			fmt.Fprintln(e.stdout, "the rules are the same (only the text differs): nothing written")
 		}
 		return nil
@@ -95,41 +64,54 @@ func (p *proposal) carry(ctx context.Context, e *env, o *options) error {
 		if o.json {
 			writeJSON(e.stdout, out)
 		} else {
-			fmt.Fprintln(e.stdout, "dry run: nothing written")
+			fmt.Fprintf(e.stdout, "dry run: %s\n", nothing)
 		}
 		return nil
 	}
-	if !o.yes && !confirm(ctx, e, fmt.Sprintf("write this to %s?", p.c.display)) {
-		return failf(exitUsage, "not confirmed: nothing written (--yes skips the question)")
+	question := fmt.Sprintf("write this to %s?", p.Center.Display())
+	if remove {
+		question = fmt.Sprintf("remove %s?", p.Center.Display())
 	}
-	snap, err := p.c.write(ctx, p.c.doc, p.next, p.cur.Revision, p.c.display)
-	var ee *exitError
-	if errors.As(err, &ee) && ee.code == exitConflict {
+	if !o.yes && !confirm(ctx, e, question) {
+		return failf(exitUsage, "not confirmed: %s (--yes skips the question)", nothing)
+	}
+	res, err := p.Carry(ctx, o.author, o.historyBytes)
+	if errors.Is(err, datasource.ErrConflict) && res.Seq == 0 && res.Revision == "" {
 		if o.json {
 			out.Conflict = true
 			writeJSON(e.stdout, out)
 		}
-		return failf(exitConflict, "%s changed since it was read at revision %s: nothing written; run it again to review the new diff", p.c.display, revisionOf(p.cur))
+		return failf(exitConflict, "%s changed since it was read at revision %s: %s; run it again to review", p.Center.Display(), rulechange.RevisionOf(p.Current), nothing)
 	}
-	if err != nil {
+	if res.HistoryErr != nil {
+		defer fmt.Fprintf(e.stderr, "bulwark %s: warning: %v\n", p.Command, res.HistoryErr)
+	}
+	if err != nil && res.Revision == "" {
 		return err
 	}
-	out.Applied, out.To = true, snap.Revision
-	var previous *string
-	if !p.cur.Missing {
-		s := string(p.cur.Data)
-		previous = &s
-	}
-	seq, herr := record(ctx, p.c, entry{Time: time.Now().UTC().Truncate(time.Second), Author: o.author, Command: p.command,
-		From: p.cur.Revision, To: snap.Revision, Kind: p.k.name, Diff: diffLines(changes), Previous: previous, Overlay: p.overlay}, o.historyBytes)
-	out.History = seq
-	if o.json {
+	out.Applied, out.To, out.History = true, res.Revision, res.Seq
+	switch {
+	case o.json:
 		writeJSON(e.stdout, out)
-	} else {
-		fmt.Fprintf(e.stdout, "written: %s revision %s → %s\n", p.c.display, revisionOf(p.cur), snap.Revision)
+	case remove:
+		fmt.Fprintf(e.stdout, "removed: %s (revision %s)\n", p.Center.Display(), p.Current.Revision)
+	default:
+		fmt.Fprintf(e.stdout, "written: %s revision %s → %s\n", p.Center.Display(), rulechange.RevisionOf(p.Current), res.Revision)
 	}
-	if herr != nil {
-		fmt.Fprintf(e.stderr, "bulwark %s: warning: written, but not recorded in the history (%s): %v\n", p.command, p.c.histName, herr)
+	return err
+}
+
+// printChanges writes changes one line each (rulechange.Change.Line),
+// coloured by what happened to the rule.
+func printChanges(e *env, w io.Writer, changes []rulechange.Change) {
+	for _, c := range changes {
+		color := "33"
+		switch c.Op {
+		case "added":
+			color = "32"
+		case "removed":
+			color = "31"
+		}
+		fmt.Fprintln(w, e.paint(color, c.Line()))
 	}
-	return nil
 }

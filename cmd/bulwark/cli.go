@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,9 @@ import (
 	"os/user"
 	"strings"
 	"time"
+
+	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 // Exit codes, documented in the package comment and in usage.
@@ -52,16 +56,30 @@ func report(w io.Writer, name string, err error) int {
 	if err == nil || errors.Is(err, errHelp) {
 		return exitOK
 	}
-	code := exitInvalid
+	code := codeOf(err)
 	var ee *exitError
-	if errors.As(err, &ee) {
-		code = ee.code
-		if ee.err == nil {
-			return code
-		}
+	if errors.As(err, &ee) && ee.err == nil {
+		return code
 	}
 	fmt.Fprintf(w, "bulwark %s: %v\n", name, err)
 	return code
+}
+
+// codeOf is the exit code err stands for: an exitError's, else the one of
+// its class (package rulechange).
+func codeOf(err error) int {
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, datasource.ErrConflict):
+		return exitConflict
+	case errors.Is(err, rulechange.ErrUnreachable):
+		return exitUnreachable
+	case errors.Is(err, rulechange.ErrArgument):
+		return exitUsage
+	}
+	return exitInvalid
 }
 
 // options are the flags commands share; each command registers those it
@@ -104,7 +122,18 @@ func changeFlags(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.author, "author", defaultAuthor(), "who makes the change, recorded in the history; env BULWARK_AUTHOR")
 	fs.BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "show the changes and stop: write nothing")
-	fs.IntVar(&o.historyBytes, "history-bytes", defaultHistoryBytes, "largest history document; the oldest entries go first")
+	fs.IntVar(&o.historyBytes, "history-bytes", rulechange.DefaultHistoryBytes, "largest history document; the oldest entries go first")
+}
+
+// conn are the connection options of the flags.
+func (o *options) conn() rulechange.Options {
+	return rulechange.Options{Timeout: o.timeout, User: o.user, Password: o.password,
+		TLS: o.tls, CAFile: o.caFile, CertFile: o.certFile, KeyFile: o.keyFile}
+}
+
+// openCenter connects to the source raw.
+func openCenter(ctx context.Context, raw string, o *options) (*rulechange.Center, error) {
+	return rulechange.Open(ctx, raw, o.conn())
 }
 
 func defaultAuthor() string {
@@ -182,4 +211,4 @@ func (e *env) paint(code, s string) string {
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
-const defaultTimeout = 5 * time.Second
+const defaultTimeout = rulechange.DefaultTimeout

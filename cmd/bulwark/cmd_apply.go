@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 func init() {
@@ -61,38 +63,10 @@ func runApply(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ctr.Close()
-	target := ctr
-	if group != "" {
-		if target, err = ctr.overlayOf(group); err != nil {
-			return err
-		}
-		defer target.closeOverlay()
-	}
-	cur, err := target.read(ctx)
+	p, err := rulechange.PlanApply(ctx, ctr, k, next, pos[1], group)
 	if err != nil {
 		return err
 	}
-	p := &proposal{c: target, k: k, cur: cur, next: next, name: pos[1], command: "apply"}
-	if group != "" {
-		p.command, p.overlay = "apply --canary "+group, group
-		if cur.Missing { // a new overlay: its changes are those from the base
-			base, err := ctr.read(ctx)
-			if err != nil {
-				return err
-			}
-			p.against = &base
-		}
-	}
-	return p.carry(ctx, e, &o)
-}
-
-// mustBeValid prints the problems of an invalid document and returns exit
-// code 1.
-func mustBeValid(e *env, k *kind, name string, data []byte) error {
-	_, fs, err := check(name, k, data)
-	printFindings(e.stderr, fs, false)
-	if err != nil {
-		return failf(exitInvalid, "%s is not a valid %s document: nothing written", name, k.name)
-	}
-	return nil
+	defer p.Close()
+	return carry(ctx, e, &o, p)
 }

@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 func init() {
@@ -65,162 +64,72 @@ Exit codes: 0 ok, 2 usage, 4 unreachable.`,
 	})
 }
 
-// overlayCmd is where promote and abort start: their flags parsed, SOURCE
-// and the overlay of GROUP beside it open, and the overlay read. close
-// closes both centers.
-type overlayCmd struct {
-	o       options
-	group   string
-	ctr, ov *center
-	over    datasource.Snapshot
-	close   func()
-}
-
-// openOverlayCmd parses the arguments of the command name (SOURCE GROUP),
-// opens both centers and reads the overlay.
-func openOverlayCmd(ctx context.Context, e *env, name string, args []string) (*overlayCmd, error) {
-	oc := &overlayCmd{}
+// overlayArgs parses the arguments of the command name (SOURCE GROUP) and
+// opens SOURCE.
+func overlayArgs(ctx context.Context, e *env, name string, args []string, o *options) (*rulechange.Center, string, error) {
 	c := commands[name]
 	fs := newFlags(c)
-	connFlags(fs, &oc.o)
-	kindFlag(fs, &oc.o)
-	jsonFlag(fs, &oc.o)
-	changeFlags(fs, &oc.o)
+	connFlags(fs, o)
+	kindFlag(fs, o)
+	jsonFlag(fs, o)
+	changeFlags(fs, o)
 	pos, err := parse(e, c, fs, args, 2, 2)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	oc.group = pos[1]
-	if oc.ctr, err = openCenter(ctx, pos[0], &oc.o); err != nil {
-		return nil, err
-	}
-	if oc.ov, err = oc.ctr.overlayOf(oc.group); err != nil {
-		oc.ctr.Close()
-		return nil, err
-	}
-	oc.close = func() { oc.ov.closeOverlay(); oc.ctr.Close() }
-	if oc.over, err = oc.ov.read(ctx); err != nil {
-		oc.close()
-		return nil, err
-	}
-	return oc, nil
+	ctr, err := openCenter(ctx, pos[0], o)
+	return ctr, pos[1], err
 }
 
 func runPromote(ctx context.Context, e *env, args []string) error {
-	oc, err := openOverlayCmd(ctx, e, "promote", args)
+	var o options
+	ctr, group, err := overlayArgs(ctx, e, "promote", args, &o)
 	if err != nil {
 		return err
 	}
-	defer oc.close()
-	o, group, ctr, ov, over := oc.o, oc.group, oc.ctr, oc.ov, oc.over
-	if over.Missing {
-		return failf(exitUsage, "canary group %s has no overlay at %s: nothing to promote", group, ctr.display)
-	}
-	k, err := pickKind(&o, over.Data, ctr.name)
+	defer ctr.Close()
+	p, err := rulechange.PlanPromote(ctx, ctr, group, o.kind)
 	if err != nil {
+		printDecodeProblems(e, ctr.Display()+" (overlay "+group+")", err)
 		return err
 	}
-	if err := mustBeValid(e, k, ov.display, over.Data); err != nil {
+	defer p.Close()
+	if err := carry(ctx, e, &o, p); err != nil || o.dryRun {
 		return err
-	}
-	cur, err := ctr.read(ctx)
-	if err != nil {
-		return err
-	}
-	p := &proposal{c: ctr, k: k, cur: cur, next: over.Data, name: header(ov.display, over), command: "promote " + group}
-	if err := p.carry(ctx, e, &o); err != nil {
-		return err
-	}
-	if o.dryRun {
-		return nil
-	}
-	if err := ov.remove(ctx, over.Revision); err != nil {
-		return fmt.Errorf("%s holds the overlay's rules, but the overlay was not removed (run bulwark abort %s %s): %w", ctr.display, ctr.display, group, err)
 	}
 	if !o.json {
-		fmt.Fprintf(e.stdout, "removed: %s; every instance follows %s\n", ov.display, ctr.display)
+		fmt.Fprintf(e.stdout, "removed: %s (overlay %s); every instance follows %s\n", ctr.Display(), group, ctr.Display())
 	}
 	return nil
 }
 
 func runAbort(ctx context.Context, e *env, args []string) error {
-	oc, err := openOverlayCmd(ctx, e, "abort", args)
+	var o options
+	ctr, group, err := overlayArgs(ctx, e, "abort", args, &o)
 	if err != nil {
 		return err
 	}
-	defer oc.close()
-	o, group, ctr, ov, over := oc.o, oc.group, oc.ctr, oc.ov, oc.over
-	out := outcome{Source: ov.display, From: over.Revision, Changes: []change{}}
-	if over.Missing {
+	defer ctr.Close()
+	p, err := rulechange.PlanAbort(ctx, ctr, group, o.kind)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	if p.Empty() {
 		if o.json {
-			writeJSON(e.stdout, out)
+			writeJSON(e.stdout, outcome{Source: p.Center.Display(), Changes: []rulechange.Change{}})
 		} else {
-			fmt.Fprintf(e.stdout, "canary group %s has no overlay at %s: nothing to remove\n", group, ctr.display)
+			fmt.Fprintf(e.stdout, "canary group %s has no overlay at %s: nothing to remove\n", group, ctr.Display())
 		}
 		return nil
 	}
-	base, err := ctr.read(ctx)
-	if err != nil {
+	if err := carry(ctx, e, &o, p); err != nil || o.dryRun {
 		return err
 	}
-	k, err := pickKind(&o, over.Data, ctr.name)
-	if err != nil {
-		return err
-	}
-	// What the instances of group go back to: the proposal is the base
-	// in place of the overlay, and the overlay gone.
-	p := &proposal{c: ov, k: k, cur: over, next: base.Data, nextMissing: base.Missing, name: header(ctr.display, base)}
-	changes, _, err := p.review(e, &o, e.stdout)
-	if err != nil {
-		return err
-	}
-	if changes != nil {
-		out.Changes = changes
-	}
-	if o.dryRun {
-		if o.json {
-			writeJSON(e.stdout, out)
-		} else {
-			fmt.Fprintln(e.stdout, "dry run: nothing removed")
-		}
-		return nil
-	}
-	if !o.yes && !confirm(ctx, e, fmt.Sprintf("remove %s?", ov.display)) {
-		return failf(exitUsage, "not confirmed: nothing removed (--yes skips the question)")
-	}
-	if err := ov.remove(ctx, over.Revision); err != nil {
-		if ee, ok := err.(*exitError); ok && ee.code == exitConflict {
-			if o.json {
-				out.Conflict = true
-				writeJSON(e.stdout, out)
-			}
-			return failf(exitConflict, "%s changed since it was read at revision %s: nothing removed; run it again to review", ov.display, over.Revision)
-		}
-		return err
-	}
-	out.Applied = true
-	previous := string(over.Data)
-	seq, herr := record(ctx, ctr, entry{Time: time.Now().UTC().Truncate(time.Second), Author: o.author, Command: "abort " + group,
-		From: over.Revision, Kind: k.name, Diff: diffLines(changes), Previous: &previous, Overlay: group}, o.historyBytes)
-	out.History = seq
-	if o.json {
-		writeJSON(e.stdout, out)
-	} else {
-		fmt.Fprintf(e.stdout, "removed: %s (revision %s); its instances follow %s\n", ov.display, over.Revision, ctr.display)
-	}
-	if herr != nil {
-		fmt.Fprintf(e.stderr, "bulwark abort: warning: removed, but not recorded in the history (%s): %v\n", ctr.histName, herr)
+	if !o.json {
+		fmt.Fprintf(e.stdout, "the instances of %s follow %s\n", group, ctr.Display())
 	}
 	return nil
-}
-
-// overlayStatus is one group of bulwark status --json.
-type overlayStatus struct {
-	Group    string   `json:"group"`
-	Exists   bool     `json:"exists"`
-	Revision string   `json:"revision,omitempty"`
-	Changes  []change `json:"changes,omitempty"` // from the document to the overlay
-	Problem  string   `json:"problem,omitempty"` // the overlay does not decode
 }
 
 func runStatus(ctx context.Context, e *env, args []string) error {
@@ -247,23 +156,23 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ctr.Close()
-	base, err := ctr.read(ctx)
+	base, err := ctr.Read(ctx)
 	if err != nil {
 		return err
 	}
 	names := named
 	if len(named) == 0 {
 		var note string
-		if names, note, err = ctr.overlayGroups(ctx); err != nil {
+		if names, note, err = ctr.OverlayGroups(ctx); err != nil {
 			return err
 		}
 		for line := range strings.Lines(note) {
 			fmt.Fprintf(e.stderr, "bulwark status: note: %s", strings.TrimSuffix(line, "\n")+"\n")
 		}
 	}
-	out := []overlayStatus{}
+	out := []rulechange.OverlayStatus{}
 	for _, g := range names {
-		st, err := statusOf(ctx, ctr, base, g, &o)
+		st, err := ctr.Status(ctx, base, g, o.kind)
 		if err != nil {
 			return err
 		}
@@ -276,7 +185,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	if len(out) == 0 {
-		fmt.Fprintf(e.stdout, "no overlays beside %s\n", ctr.display)
+		fmt.Fprintf(e.stdout, "no overlays beside %s\n", ctr.Display())
 	}
 	for _, st := range out {
 		switch {
@@ -285,39 +194,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		case st.Problem != "":
 			fmt.Fprintf(e.stdout, "%s: overlay revision %s: %s\n", st.Group, st.Revision, st.Problem)
 		default:
-			fmt.Fprintf(e.stdout, "%s: overlay revision %s: %s\n", st.Group, st.Revision, summary(st.Changes))
+			fmt.Fprintf(e.stdout, "%s: overlay revision %s: %s\n", st.Group, st.Revision, rulechange.Summary(st.Changes))
 			printChanges(e, e.stdout, st.Changes)
 		}
 	}
 	return nil
-}
-
-// statusOf reads the overlay of group and diffs it against base.
-func statusOf(ctx context.Context, ctr *center, base datasource.Snapshot, group string, o *options) (overlayStatus, error) {
-	st := overlayStatus{Group: group}
-	ov, err := ctr.overlayOf(group)
-	if err != nil {
-		return st, err
-	}
-	defer ov.closeOverlay()
-	over, err := ov.read(ctx)
-	if err != nil || over.Missing {
-		return st, err
-	}
-	st.Exists, st.Revision = true, over.Revision
-	k, err := pickKind(o, over.Data, ctr.name)
-	if err != nil {
-		return st, err
-	}
-	to, err := rulesOf(k, over.Data, false)
-	if err != nil {
-		st.Problem = fmt.Sprintf("not valid %s rules: %v", k.name, err)
-		return st, nil
-	}
-	from, err := rulesOf(k, base.Data, base.Missing)
-	if err != nil {
-		from = nil
-	}
-	st.Changes = diffRules(from, to)
-	return st, nil
 }

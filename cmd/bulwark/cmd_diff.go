@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 func init() {
@@ -44,43 +46,43 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ctr.Close()
-	cur, err := ctr.read(ctx)
+	cur, err := ctr.Read(ctx)
 	if err != nil {
 		return err
 	}
 	k, err := pickKind(&o, next, pos[1])
 	if missingNext {
-		k, err = pickKind(&o, cur.Data, ctr.name)
+		k, err = pickKind(&o, cur.Data, ctr.Name())
 	}
 	if err != nil {
 		return err
 	}
-	to, err := rulesOf(k, next, missingNext)
+	to, err := k.Rules(next, missingNext)
 	if err != nil {
-		printFindings(e.stderr, findings(pos[1], err, nil), false)
-		return failf(exitInvalid, "%s is not a valid %s document", pos[1], k.name)
+		printFindings(e.stderr, rulechange.Findings(pos[1], err, nil), false)
+		return failf(exitInvalid, "%s is not a valid %s document", pos[1], k.Name())
 	}
-	from, err := rulesOf(k, cur.Data, cur.Missing)
+	from, err := k.Rules(cur.Data, cur.Missing)
 	if err != nil {
-		printFindings(e.stderr, findings(ctr.display, err, nil), false)
-		return failf(exitInvalid, "%s is not a valid %s document", ctr.display, k.name)
+		printFindings(e.stderr, rulechange.Findings(ctr.Display(), err, nil), false)
+		return failf(exitInvalid, "%s is not a valid %s document", ctr.Display(), k.Name())
 	}
-	changes := diffRules(from, to)
+	changes := rulechange.Diff(from, to)
 	if o.json {
 		if changes == nil {
-			changes = []change{}
+			changes = []rulechange.Change{}
 		}
 		writeJSON(e.stdout, struct {
-			Source   string   `json:"source"`
-			Revision string   `json:"revision"`
-			File     string   `json:"file"`
-			Kind     string   `json:"kind"`
-			Changes  []change `json:"changes"`
-		}{ctr.display, cur.Revision, pos[1], k.name, changes})
+			Source   string              `json:"source"`
+			Revision string              `json:"revision"`
+			File     string              `json:"file"`
+			Kind     string              `json:"kind"`
+			Changes  []rulechange.Change `json:"changes"`
+		}{ctr.Display(), cur.Revision, pos[1], k.Name(), changes})
 	} else {
-		fmt.Fprintf(e.stdout, "--- %s\n+++ %s\n", header(ctr.display, cur), pos[1])
+		fmt.Fprintf(e.stdout, "--- %s\n+++ %s\n", rulechange.Header(ctr.Display(), cur), pos[1])
 		printChanges(e, e.stdout, changes)
-		fmt.Fprintln(e.stdout, summary(changes))
+		fmt.Fprintln(e.stdout, rulechange.Summary(changes))
 	}
 	if len(changes) > 0 {
 		return silent(exitInvalid)

@@ -3,12 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 func init() {
@@ -42,7 +43,7 @@ func runEdit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ctr.Close()
-	cur, err := ctr.read(ctx)
+	cur, err := ctr.Read(ctx)
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func runEdit(ctx context.Context, e *env, args []string) error {
 			_ = os.RemoveAll(dir)
 		}
 	}()
-	path := filepath.Join(dir, strings.TrimSuffix(safeName(ctr.name), ".json")+".json")
+	path := filepath.Join(dir, strings.TrimSuffix(safeName(ctr.Name()), ".json")+".json")
 	if err := os.WriteFile(path, start, 0o600); err != nil {
 		return err
 	}
@@ -80,18 +81,19 @@ func runEdit(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintln(e.stdout, "no changes: nothing written")
 			return nil
 		}
-		k, err := pickKind(&o, next, ctr.name)
+		k, err := pickKind(&o, next, ctr.Name())
 		if err != nil {
 			return err
 		}
 		verr := mustBeValid(e, k, path, next)
 		if verr == nil {
-			p := &proposal{c: ctr, k: k, cur: cur, next: next, name: "your edit", command: "edit"}
-			err := p.carry(ctx, e, &o)
-			var ee *exitError
-			if errors.As(err, &ee) && (ee.code == exitConflict || ee.code == exitUsage) {
+			p, err := rulechange.NewPlan(ctr, k, cur, next, "your edit", "edit")
+			if err == nil {
+				err = carry(ctx, e, &o, p)
+			}
+			if code := codeOf(err); err != nil && (code == exitConflict || code == exitUsage) {
 				keep = true
-				return fail(ee.code, fmt.Errorf("%w; your edit is kept in %s", err, path))
+				return fail(code, fmt.Errorf("%w; your edit is kept in %s", err, path))
 			}
 			return err
 		}

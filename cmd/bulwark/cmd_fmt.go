@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 func init() {
@@ -68,8 +70,8 @@ func runFmt(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		canon, warns, err := k.codec.canonical(data)
-		printFindings(e.stderr, findings(name, err, warns), false)
+		canon, warns, err := k.Canonical(data)
+		printFindings(e.stderr, rulechange.Findings(name, err, warns), false)
 		if err != nil {
 			code = exitInvalid
 			continue

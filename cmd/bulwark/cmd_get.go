@@ -31,7 +31,7 @@ func runGet(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ctr.Close()
-	snap, err := ctr.read(ctx)
+	snap, err := ctr.Read(ctx)
 	if err != nil {
 		return err
 	}
@@ -41,11 +41,11 @@ func runGet(ctx context.Context, e *env, args []string) error {
 			Revision string `json:"revision"`
 			Missing  bool   `json:"missing"`
 			Document string `json:"document"`
-		}{ctr.display, snap.Revision, snap.Missing, string(snap.Data)})
+		}{ctr.Display(), snap.Revision, snap.Missing, string(snap.Data)})
 		return nil
 	}
 	if snap.Missing {
-		fmt.Fprintf(e.stderr, "%s does not exist\n", ctr.display)
+		fmt.Fprintf(e.stderr, "%s does not exist\n", ctr.Display())
 		return nil
 	}
 	_, _ = e.stdout.Write(snap.Data)

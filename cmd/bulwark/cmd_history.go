@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 func init() {
@@ -47,23 +49,22 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ctr.Close()
-	h, _, err := readHistory(ctx, ctr)
+	entries, err := ctr.History(ctx)
 	if err != nil {
 		return err
 	}
-	entries := h.Entries
 	if last > 0 && len(entries) > last {
 		entries = entries[len(entries)-last:]
 	}
 	if o.json {
 		if entries == nil {
-			entries = []entry{}
+			entries = []rulechange.Entry{}
 		}
 		writeJSON(e.stdout, entries)
 		return nil
 	}
 	if len(entries) == 0 {
-		fmt.Fprintf(e.stdout, "no recorded changes of %s (%s)\n", ctr.display, ctr.histName)
+		fmt.Fprintf(e.stdout, "no recorded changes of %s (%s)\n", ctr.Display(), ctr.HistoryName())
 		return nil
 	}
 	for _, en := range entries {
@@ -108,48 +109,9 @@ func runRollback(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ctr.Close()
-	h, _, err := readHistory(ctx, ctr)
+	p, err := rulechange.PlanRollback(ctx, ctr, o.kind, seq)
 	if err != nil {
 		return err
 	}
-	if len(h.Entries) == 0 {
-		return failf(exitInvalid, "no recorded changes of %s: nothing to roll back", ctr.display)
-	}
-	en := h.Entries[len(h.Entries)-1]
-	if seq > 0 {
-		found := false
-		for _, x := range h.Entries {
-			if x.Seq == seq {
-				en, found = x, true
-			}
-		}
-		if !found {
-			return failf(exitUsage, "no change #%d in the history of %s (it keeps #%d to #%d)", seq, ctr.display, h.Entries[0].Seq, h.Entries[len(h.Entries)-1].Seq)
-		}
-	}
-	if en.Overlay != "" {
-		return failf(exitUsage, "change #%d (%s) was to the overlay of canary group %s, not to %s: use bulwark apply --canary or bulwark abort", en.Seq, en.Command, en.Overlay, ctr.display)
-	}
-	if o.kind == "" {
-		o.kind = en.Kind
-	}
-	k, err := kindNamed(o.kind)
-	if err != nil {
-		return err
-	}
-	var next []byte
-	if en.Previous != nil {
-		next = []byte(*en.Previous)
-	} else if k.name == "ruleset" {
-		next = []byte("{}\n")
-	} else {
-		next = []byte("[]\n")
-	}
-	cur, err := ctr.read(ctx)
-	if err != nil {
-		return err
-	}
-	p := &proposal{c: ctr, k: k, cur: cur, next: next, name: fmt.Sprintf("the document before change #%d (%s by %s)", en.Seq, en.Command, en.Author),
-		command: fmt.Sprintf("rollback %d", en.Seq)}
-	return p.carry(ctx, e, &o)
+	return carry(ctx, e, &o, p)
 }

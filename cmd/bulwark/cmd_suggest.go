@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 func init() {
@@ -83,12 +85,12 @@ func runSuggest(ctx context.Context, e *env, args []string) error {
 	if from == "" {
 		return failf(exitUsage, "--from URL is required: the admin page of a running service (see bulwark suggest --help)")
 	}
-	k, err := kindNamed(kindName)
+	k, err := rulechange.KindNamed(kindName)
 	if err != nil {
 		return err
 	}
-	if k.name != "flow" && k.name != "degrade" && k.name != "ruleset" {
-		return failf(exitUsage, "--kind %s: suggestions are flow, degrade or ruleset documents", k.name)
+	if k.Name() != "flow" && k.Name() != "degrade" && k.Name() != "ruleset" {
+		return failf(exitUsage, "--kind %s: suggestions are flow, degrade or ruleset documents", k.Name())
 	}
 	u, err := suggestURL(from, period, factor)
 	if err != nil {
@@ -100,13 +102,13 @@ func runSuggest(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	doc, ok := reply.Documents[k.name]
+	doc, ok := reply.Documents[k.Name()]
 	if !ok {
-		return failf(exitInvalid, "%s sent no %s document", u.Redacted(), k.name)
+		return failf(exitInvalid, "%s sent no %s document", u.Redacted(), k.Name())
 	}
-	canon, _, err := k.codec.canonical(doc)
+	canon, _, err := k.Canonical(doc)
 	if err != nil {
-		return failf(exitInvalid, "%s sent an invalid %s document: %w", u.Redacted(), k.name, err)
+		return failf(exitInvalid, "%s sent an invalid %s document: %w", u.Redacted(), k.Name(), err)
 	}
 	_, _ = e.stdout.Write(canon)
 	printSuggestion(e.stderr, reply)

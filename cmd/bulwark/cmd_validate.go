@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 
-	"github.com/bulwark-go/bulwark/converter"
-	"github.com/bulwark-go/bulwark/core"
-	corerule "github.com/bulwark-go/bulwark/core/rule"
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 func init() {
@@ -41,7 +38,7 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 		return failf(exitUsage, "--format: want text or json, not %q", format)
 	}
 	invalid := false
-	var all []finding
+	var all []rulechange.Finding
 	for _, name := range names {
 		data, missing, err := load(ctx, e, name, &o)
 		if err != nil {
@@ -49,10 +46,10 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 		}
 		if missing {
 			invalid = true
-			f := finding{File: name, Severity: "error", Message: "the document does not exist", Text: name + ": the document does not exist"}
+			f := rulechange.Finding{File: name, Severity: "error", Message: "the document does not exist", Text: name + ": the document does not exist"}
 			all = append(all, f)
 			if format == "text" {
-				printFindings(e.stdout, []finding{f}, false)
+				printFindings(e.stdout, []rulechange.Finding{f}, false)
 			}
 			continue
 		}
@@ -60,7 +57,7 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		canon, fs, derr := check(name, k, data)
+		canon, fs, derr := k.Check(name, data)
 		all = append(all, fs...)
 		if format == "text" {
 			printFindings(e.stdout, fs, false)
@@ -70,8 +67,8 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 			continue
 		}
 		if format == "text" {
-			rules, _ := parseRules(k, canon)
-			fmt.Fprintf(e.stdout, "%s: valid, %s\n", name, count(len(rules), k.name+" rule"))
+			rules, _ := k.Rules(canon, false)
+			fmt.Fprintf(e.stdout, "%s: valid, %s\n", name, count(len(rules), k.Name()+" rule"))
 		}
 	}
 	if format == "json" {
@@ -85,7 +82,7 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 
 // load reads a document from a file, standard input or a source URL.
 func load(ctx context.Context, e *env, name string, o *options) (data []byte, missing bool, err error) {
-	if !isURL(name) {
+	if !rulechange.IsURL(name) {
 		data, err := readInput(e, name)
 		return data, false, err
 	}
@@ -94,7 +91,7 @@ func load(ctx context.Context, e *env, name string, o *options) (data []byte, mi
 		return nil, false, err
 	}
 	defer c.Close()
-	snap, err := c.read(ctx)
+	snap, err := c.Read(ctx)
 	if err != nil {
 		return nil, false, err
 	}
@@ -107,69 +104,4 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// check reads data as a service would: decoded strictly, then loaded into
-// an engine of its own (anyCodec.inEngine). It returns the canonical
-// document, every problem and warning as findings, and err when data is
-// not valid.
-func check(name string, k *kind, data []byte) (canon []byte, fs []finding, err error) {
-	canon, warns, err := k.codec.canonical(data)
-	fs = findings(name, err, warns)
-	if err == nil {
-		if err = k.codec.inEngine(canon); err != nil {
-			fs = append(fs, engineFindings(name, k, canon, err)...)
-		}
-	}
-	return canon, fs, err
-}
-
-// setKeys names the engine's rule kinds as a rule set's keys.
-var setKeys = map[string]string{"flow": "flow", "circuitbreaker": "degrade", "system": "system", "authority": "authority", "hotspot": "paramFlow"}
-
-// engineFindings lists as findings what an engine refused of the valid
-// document canon (anyCodec.inEngine's err): rules that may not stand
-// beside others of their list.
-func engineFindings(name string, k *kind, canon []byte, err error) []finding {
-	rules, _ := parseRules(k, canon)
-	var out []finding
-	for _, ve := range validationErrors(err) {
-		section := ""
-		if k.name == "ruleset" {
-			section = setKeys[ve.Kind]
-		}
-		for _, re := range ve.Rules {
-			res := ""
-			if i := slices.IndexFunc(rules, func(r rule) bool { return r.section == section && r.index == re.Index }); i >= 0 {
-				res = rules[i].resource()
-			}
-			for _, fe := range corerule.Fields(re.Err) {
-				path := fmt.Sprintf("%s[%d]", section, re.Index)
-				if fe.Field != "" {
-					path += "." + fe.Field
-				}
-				p := converter.Problem{Path: path, Rule: re.Index, Resource: res, Message: fe.Err.Error(), Err: converter.ErrInvalid}
-				out = append(out, findingOf(name, p, "error"))
-			}
-		}
-	}
-	if out == nil {
-		out = []finding{{File: name, Severity: "error", Message: err.Error(), Text: name + ": " + err.Error()}}
-	}
-	return out
-}
-
-// validationErrors returns the *core.ValidationError of each kind in err
-// (LoadRuleSet joins them).
-func validationErrors(err error) []*core.ValidationError {
-	if ve, ok := err.(*core.ValidationError); ok {
-		return []*core.ValidationError{ve}
-	}
-	var all []*core.ValidationError
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			all = append(all, validationErrors(e)...)
-		}
-	}
-	return all
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 func init() {
@@ -24,12 +25,12 @@ problems. --json prints one JSON object a line. Runs until interrupted
 
 // watchEvent is one change as watch --json prints it.
 type watchEvent struct {
-	Time     time.Time `json:"time"`
-	Revision string    `json:"revision"`
-	Missing  bool      `json:"missing,omitempty"`
-	Kind     string    `json:"kind,omitempty"`
-	Changes  []change  `json:"changes"`
-	Error    string    `json:"error,omitempty"`
+	Time     time.Time           `json:"time"`
+	Revision string              `json:"revision"`
+	Missing  bool                `json:"missing,omitempty"`
+	Kind     string              `json:"kind,omitempty"`
+	Changes  []rulechange.Change `json:"changes"`
+	Error    string              `json:"error,omitempty"`
 }
 
 func runWatch(ctx context.Context, e *env, args []string) error {
@@ -49,11 +50,11 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	}
 	defer ctr.Close()
 	w := &watcher{e: e, o: &o, c: ctr}
-	if w.last, err = ctr.read(ctx); err != nil {
+	if w.last, err = ctr.Read(ctx); err != nil {
 		return err
 	}
 	if !o.json {
-		fmt.Fprintf(e.stdout, "watching %s at revision %s (Ctrl-C to stop)\n", ctr.display, revisionOf(w.last))
+		fmt.Fprintf(e.stdout, "watching %s at revision %s (Ctrl-C to stop)\n", ctr.Display(), rulechange.RevisionOf(w.last))
 	}
 	w.run(ctx)
 	return nil
@@ -62,7 +63,7 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 type watcher struct {
 	e    *env
 	o    *options
-	c    *center
+	c    *rulechange.Center
 	last datasource.Snapshot
 }
 
@@ -78,11 +79,11 @@ func (w *watcher) run(ctx context.Context) {
 		var done chan error // nil while polling
 		every := time.Second
 		if !poll {
-			every = w.c.reconcile
+			every = w.c.Reconcile()
 			done = make(chan error, 1)
 			from := w.last
 			go func() {
-				done <- w.c.doc.Watch(wctx, from, func(datasource.Snapshot) {
+				done <- w.c.Document().Watch(wctx, from, func(datasource.Snapshot) {
 					select {
 					case hint <- struct{}{}:
 					default:
@@ -134,7 +135,7 @@ func (w *watcher) follow(ctx context.Context, hint <-chan struct{}, done <-chan 
 
 // show reads the document and prints what changed since the last read.
 func (w *watcher) show(ctx context.Context) {
-	s, err := w.c.read(ctx)
+	s, err := w.c.Read(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			fmt.Fprintf(w.e.stderr, "%s: %v\n", now(), err)
@@ -146,17 +147,17 @@ func (w *watcher) show(ctx context.Context) {
 	}
 	prev := w.last
 	w.last = s
-	ev := watchEvent{Time: time.Now().UTC().Truncate(time.Millisecond), Revision: s.Revision, Missing: s.Missing, Changes: []change{}}
-	k, err := pickKind(w.o, s.Data, w.c.name)
+	ev := watchEvent{Time: time.Now().UTC().Truncate(time.Millisecond), Revision: s.Revision, Missing: s.Missing, Changes: []rulechange.Change{}}
+	k, err := pickKind(w.o, s.Data, w.c.Name())
 	if s.Missing {
-		k, err = pickKind(w.o, prev.Data, w.c.name)
+		k, err = pickKind(w.o, prev.Data, w.c.Name())
 	}
 	if err == nil {
-		ev.Kind = k.name
-		var to, from []rule
-		if to, err = rulesOf(k, s.Data, s.Missing); err == nil {
-			from, _ = rulesOf(k, prev.Data, prev.Missing) // an invalid previous document: everything is new
-			ev.Changes = diffRules(from, to)
+		ev.Kind = k.Name()
+		var to, from []rulechange.Rule
+		if to, err = k.Rules(s.Data, s.Missing); err == nil {
+			from, _ = k.Rules(prev.Data, prev.Missing) // an invalid previous document: everything is new
+			ev.Changes = rulechange.Diff(from, to)
 		}
 	}
 	if err != nil {
@@ -171,13 +172,13 @@ func (w *watcher) show(ctx context.Context) {
 	if s.Missing {
 		state = "deleted"
 	}
-	fmt.Fprintf(w.e.stdout, "%s %s %s\n", ev.Time.Format(time.RFC3339Nano), w.c.display, state)
+	fmt.Fprintf(w.e.stdout, "%s %s %s\n", ev.Time.Format(time.RFC3339Nano), w.c.Display(), state)
 	if ev.Error != "" {
 		fmt.Fprintf(w.e.stdout, "  invalid document (services keep their rules): %s\n", ev.Error)
 		return
 	}
 	printChanges(w.e, w.e.stdout, ev.Changes)
-	fmt.Fprintln(w.e.stdout, summary(ev.Changes))
+	fmt.Fprintln(w.e.stdout, rulechange.Summary(ev.Changes))
 }
 
 func now() string { return time.Now().UTC().Format(time.RFC3339) }

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/bulwark-go/bulwark/converter"
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
 // readInput reads a file, or standard input for "-".
@@ -32,84 +32,15 @@ func readInput(e *env, name string) ([]byte, error) {
 
 // pickKind is the --kind given, else the kind detected in data (hint: the
 // key or file name).
-func pickKind(o *options, data []byte, name string) (*kind, error) {
-	if o.kind != "" {
-		return kindNamed(o.kind)
-	}
-	return detect(data, hintFrom(filepath.Base(name))), nil
-}
-
-// rulesOf decodes a document of kind k into canonical rules; a missing
-// document has none.
-func rulesOf(k *kind, data []byte, missing bool) ([]rule, error) {
-	if missing {
-		return nil, nil
-	}
-	canon, _, err := k.codec.canonical(data)
-	if err != nil {
-		return nil, err
-	}
-	return parseRules(k, canon)
-}
-
-// finding is one problem or warning, as validate reports it.
-type finding struct {
-	File     string `json:"file"`
-	Line     int    `json:"line,omitempty"`
-	Column   int    `json:"column,omitempty"`
-	Severity string `json:"severity"` // "error" or "warning"
-	Rule     *int   `json:"rule,omitempty"`
-	Resource string `json:"resource,omitempty"`
-	Path     string `json:"path,omitempty"`
-	Message  string `json:"message"`
-	Text     string `json:"text"` // the line validate prints
-}
-
-// findings lists the problems of err and the warnings of a document.
-func findings(name string, err error, warns []converter.Problem) []finding {
-	var out []finding
-	var de *converter.DecodeError
-	switch {
-	case errors.As(err, &de):
-		for _, p := range de.Problems {
-			out = append(out, findingOf(name, p, "error"))
-		}
-	case err != nil:
-		out = append(out, finding{File: name, Severity: "error", Message: err.Error(), Text: name + ": " + err.Error()})
-	}
-	for _, p := range warns {
-		out = append(out, findingOf(name, p, "warning"))
-	}
-	return out
-}
-
-func findingOf(name string, p converter.Problem, severity string) finding {
-	f := finding{File: name, Line: p.Line, Column: p.Column, Severity: severity, Resource: p.Resource, Path: p.Path, Message: p.Message}
-	if p.Rule >= 0 {
-		r := p.Rule
-		f.Rule = &r
-	}
-	msg := p.Error()
-	if p.Line > 0 {
-		// A problem of the whole document starts with its position already.
-		msg = strings.TrimPrefix(msg, fmt.Sprintf("%d:%d: ", p.Line, p.Column))
-	}
-	if severity == "warning" {
-		msg = "warning: " + msg
-	}
-	pos := name + ":"
-	if p.Line > 0 {
-		pos = fmt.Sprintf("%s:%d:%d:", name, p.Line, p.Column)
-	}
-	f.Text = pos + " " + msg
-	return f
+func pickKind(o *options, data []byte, name string) (*rulechange.Kind, error) {
+	return rulechange.PickKind(o.kind, data, name)
 }
 
 // printFindings prints findings one a line, or as a JSON array.
-func printFindings(w io.Writer, fs []finding, asJSON bool) {
+func printFindings(w io.Writer, fs []rulechange.Finding, asJSON bool) {
 	if asJSON {
 		if fs == nil {
-			fs = []finding{}
+			fs = []rulechange.Finding{}
 		}
 		writeJSON(w, fs)
 		return
@@ -148,5 +79,25 @@ func confirm(ctx context.Context, e *env, question string) bool {
 			return true
 		}
 		return false
+	}
+}
+
+// mustBeValid prints the problems of an invalid document and returns exit
+// code 1.
+func mustBeValid(e *env, k *rulechange.Kind, name string, data []byte) error {
+	_, fs, err := k.Check(name, data)
+	printFindings(e.stderr, fs, false)
+	if err != nil {
+		return failf(exitInvalid, "%s is not a valid %s document: nothing written", name, k.Name())
+	}
+	return nil
+}
+
+// printDecodeProblems prints the findings of the converter's error in err,
+// if any, as problems of the document name.
+func printDecodeProblems(e *env, name string, err error) {
+	var de *converter.DecodeError
+	if errors.As(err, &de) {
+		printFindings(e.stderr, rulechange.Findings(name, de, nil), false)
 	}
 }

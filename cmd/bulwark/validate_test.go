@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulwark-go/bulwark/internal/rulechange"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,7 +62,7 @@ func TestValidateFormatJSON(t *testing.T) {
 	bad := writeFile(t, dir, "flow.json", badFlow)
 	r := bulwark(t, "validate", "--format", "json", bad)
 	require.Equal(t, 1, r.code, r)
-	var fs []finding
+	var fs []rulechange.Finding
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &fs), r.stdout)
 	require.Len(t, fs, 3)
 	assert.Equal(t, bad, fs[0].File)

@@ -1,4 +1,4 @@
-package main
+package rulechange
 
 import (
 	"testing"
@@ -10,13 +10,13 @@ import (
 // lines diffs two documents of one kind and returns the printed lines.
 func lines(t *testing.T, kindName, from, to string) []string {
 	t.Helper()
-	k, err := kindNamed(kindName)
+	k, err := KindNamed(kindName)
 	require.NoError(t, err)
-	a, err := rulesOf(k, []byte(from), false)
+	a, err := k.Rules([]byte(from), false)
 	require.NoError(t, err)
-	b, err := rulesOf(k, []byte(to), false)
+	b, err := k.Rules([]byte(to), false)
 	require.NoError(t, err)
-	return diffLines(diffRules(a, b))
+	return Lines(Diff(a, b))
 }
 
 func TestDiffRules(t *testing.T) {
@@ -73,9 +73,9 @@ func TestDetect(t *testing.T) {
 		`[{"id":1,"rule":{"resource":"a","paramIdx":1,"count":3}}]`:     "paramFlow",
 		`[{"resource":"a","grade":0,"count":3,"timeWindow":1,"cut":1}]`: "degrade",
 	} {
-		assert.Equal(t, want, detect([]byte(doc), "").name, doc)
+		assert.Equal(t, want, Detect([]byte(doc), "").name, doc)
 	}
 	// An empty list is any kind: the key's name decides.
-	assert.Equal(t, "degrade", detect([]byte(`[]`), hintFrom("order-service-degrade-rules")).name)
-	assert.Equal(t, "flow", detect([]byte(`[]`), "").name)
+	assert.Equal(t, "degrade", Detect([]byte(`[]`), HintFrom("order-service-degrade-rules")).name)
+	assert.Equal(t, "flow", Detect([]byte(`[]`), "").name)
 }

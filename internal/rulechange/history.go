@@ -1,34 +1,37 @@
-package main
+package rulechange
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/bulwark-go/bulwark/datasource"
 )
 
 // The audit trail of a document lives beside it, in the same config center
-// (center.hist): one JSON document holding the last historyEntries changes
+// (Center.hist): one JSON document holding the last historyEntries changes
 // made with this tool, oldest first, written with compare-and-set so that
 // concurrent writers never lose each other's entries.
 const (
-	historyEntries      = 100
-	defaultHistoryBytes = 512 << 10 // under ZooKeeper's 1 MB node limit and etcd's 1.5 MiB request limit
+	historyEntries = 100
+	// DefaultHistoryBytes bounds the history document: under ZooKeeper's
+	// 1 MB node limit and etcd's 1.5 MiB request limit.
+	DefaultHistoryBytes = 512 << 10
 	historyAttempts     = 10
 )
 
 type historyDoc struct {
 	Format  string  `json:"format"` // historyFormat
-	Entries []entry `json:"entries"`
+	Entries []Entry `json:"entries"`
 }
 
 const historyFormat = "bulwark-history/1"
 
-// entry is one change: who made it, when, from which revision to which, the
+// Entry is one change: who made it, when, from which revision to which, the
 // rule diff and the document it replaced.
-type entry struct {
+type Entry struct {
 	Seq     int       `json:"seq"`
 	Time    time.Time `json:"time"`
 	Author  string    `json:"author"`
@@ -45,8 +48,18 @@ type entry struct {
 	Overlay string `json:"overlay,omitempty"`
 }
 
-// readHistory reads the history; a missing one is empty.
-func readHistory(ctx context.Context, c *center) (historyDoc, string, error) {
+// History reads the recorded changes of the document, oldest first; a
+// missing history is empty.
+func (c *Center) History(ctx context.Context) ([]Entry, error) {
+	h, _, err := c.readHistory(ctx)
+	return h.Entries, err
+}
+
+// readHistory reads the history and its revision.
+func (c *Center) readHistory(ctx context.Context) (historyDoc, string, error) {
+	if c.base != nil {
+		return c.base.readHistory(ctx)
+	}
 	snap, err := c.readFrom(ctx, c.hist, c.histName)
 	if err != nil {
 		return historyDoc{}, "", err
@@ -56,7 +69,7 @@ func readHistory(ctx context.Context, c *center) (historyDoc, string, error) {
 	}
 	var h historyDoc
 	if err := json.Unmarshal(snap.Data, &h); err != nil || h.Format != historyFormat {
-		return historyDoc{}, "", fmt.Errorf("%s holds something else than bulwark's history (format %q); it is left alone: %v", c.histName, h.Format, err)
+		return historyDoc{}, "", classf(ErrInvalid, "%s holds something else than bulwark's history (format %q); it is left alone: %v", c.histName, h.Format, err)
 	}
 	return h, snap.Revision, nil
 }
@@ -64,10 +77,16 @@ func readHistory(ctx context.Context, c *center) (historyDoc, string, error) {
 // record appends e to the history of c (its Seq is set here), keeping the
 // last historyEntries entries and at most maxBytes, oldest dropped first.
 // Conflicting writers retry.
-func record(ctx context.Context, c *center, e entry, maxBytes int) (int, error) {
+func (c *Center) record(ctx context.Context, e Entry, maxBytes int) (int, error) {
+	if c.base != nil {
+		return c.base.record(ctx, e, maxBytes)
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultHistoryBytes
+	}
 	pause := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		h, rev, err := readHistory(ctx, c)
+		h, rev, err := c.readHistory(ctx)
 		if err != nil {
 			return 0, err
 		}
@@ -85,14 +104,13 @@ func record(ctx context.Context, c *center, e entry, maxBytes int) (int, error) 
 			data, _ = json.MarshalIndent(h, "", " ")
 		}
 		_, err = c.write(ctx, c.hist, data, rev, c.histName)
-		var ee *exitError
 		if err == nil {
 			return e.Seq, nil
 		}
-		if attempt == historyAttempts || !errors.As(err, &ee) {
+		if attempt == historyAttempts || ctx.Err() != nil {
 			return 0, err
 		}
-		if ee.code != exitConflict {
+		if !errors.Is(err, datasource.ErrConflict) {
 			// A server may refuse a document this large (PolarisMesh's
 			// Nacos API stores 20000 characters by default): try a
 			// shorter history, the oldest entries dropped.
@@ -104,11 +122,21 @@ func record(ctx context.Context, c *center, e entry, maxBytes int) (int, error) 
 		}
 		// Another writer recorded in between (or a stale read): again,
 		// after a jittered pause that outlasts a Nacos server's cache.
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(pause/2 + rand.N(pause/2)):
+		if err := sleep(ctx, pause/2+rand.N(pause/2)); err != nil {
+			return 0, err
 		}
 		pause = min(2*pause, time.Second)
+	}
+}
+
+// sleep waits d, or until ctx ends (its error).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package rulechange
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -30,46 +31,89 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/zookeeper"
 )
 
-// endpoint is one document of a config center: every backend's Source is a
+// Options say how to connect to a config center. The zero value connects
+// without credentials nor TLS, with DefaultTimeout.
+type Options struct {
+	// Timeout bounds each request (and dialling); 0 is DefaultTimeout.
+	Timeout time.Duration
+	// User and Password sign in (etcd, Redis ACL, Nacos; ZooKeeper digest).
+	User, Password string
+	// TLS connects with TLS (etcd, Redis, Nacos); set also by CAFile or
+	// CertFile.
+	TLS bool
+	// CAFile is a PEM file of the CA that signed the server's certificate;
+	// CertFile and KeyFile a PEM client certificate and key.
+	CAFile, CertFile, KeyFile string
+	// Logger receives the config center clients' own log lines; nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// DefaultTimeout is the Timeout of Options that give none.
+const DefaultTimeout = 5 * time.Second
+
+// Endpoint is one document of a config center: every backend's Source is a
 // Source, a Sink and a Watcher.
-type endpoint interface {
+type Endpoint interface {
 	datasource.Source
 	datasource.Sink
 	datasource.Watcher
 }
 
-// center is a rule document in a config center (or a file), and its history
+// Center is a rule document in a config center (or a file), and its history
 // document beside it, over one client.
-type center struct {
+type Center struct {
 	display   string // the source as the user wrote it, without credentials
 	name      string // the key, path or dataId: a hint of the kind
-	doc, hist endpoint
+	doc, hist Endpoint
 	histName  string        // where the history lives, for messages
-	reconcile time.Duration // how often watch reads anyway
+	reconcile time.Duration // how often a follower reads anyway
 	// confirmMissing: a document read as missing is read again after this
 	// long before it counts as missing (0: never).
 	confirmMissing time.Duration
 	timeout        time.Duration
 	closeFn        func()
-	// baseDisplay is the base document's display of an overlay's center
-	// (see overlayOf); "" for a base.
-	baseDisplay string
+	// base is the base document's center of an overlay's center (see
+	// Overlay); nil for a base.
+	base  *Center
+	group string
 }
+
+// Display is the source as given, without credentials: what messages name.
+func (c *Center) Display() string { return c.display }
+
+// Name is the document's key, path or dataId: a hint of its kind.
+func (c *Center) Name() string { return c.name }
+
+// HistoryName says where the history of the document lives.
+func (c *Center) HistoryName() string { return c.histName }
+
+// Document is the document's endpoint, for a follower (datasource.NewReadable).
+func (c *Center) Document() Endpoint { return c.doc }
+
+// Reconcile is how often a follower should read the document even without a
+// push (datasource.WithReconcileInterval).
+func (c *Center) Reconcile() time.Duration { return c.reconcile }
 
 // closeWait bounds Close. A client whose server stopped answering may take
 // seconds to close (the Nacos SDK, a ZooKeeper connection without a
-// session); the command has its answer by then and the process is about to
-// exit, which ends whatever is still closing.
+// session); the caller has its answer by then.
 const closeWait = 500 * time.Millisecond
 
-func (c *center) Close() {
+// Close closes the client (an overlay's center: its Source only), waiting
+// for it at most half a second.
+func (c *Center) Close() error {
 	closeBounded(func() {
 		_ = c.doc.Close()
+		if c.base != nil {
+			return
+		}
 		_ = c.hist.Close()
 		if c.closeFn != nil {
 			c.closeFn()
 		}
 	})
+	return nil
 }
 
 // closeBounded runs fn and waits for it at most closeWait.
@@ -79,16 +123,18 @@ func closeBounded(fn func()) {
 		defer close(done)
 		fn()
 	}()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
 	select {
 	case <-done:
-	case <-time.After(closeWait):
+	case <-t.C:
 	}
 }
 
 var schemes = []string{"file", "etcd", "redis", "zk", "zookeeper", "nacos"}
 
-// isURL says whether arg names a config center rather than a file path.
-func isURL(arg string) bool {
+// IsURL says whether arg names a config center rather than a file path.
+func IsURL(arg string) bool {
 	scheme, _, ok := strings.Cut(arg, "://")
 	if !ok {
 		return false
@@ -101,31 +147,38 @@ func isURL(arg string) bool {
 	return false
 }
 
-// openCenter connects to the source named by raw. It fails with exit code 2
-// for a malformed source and 4 when the center cannot be reached within the
-// timeout.
-func openCenter(ctx context.Context, raw string, o *options) (*center, error) {
-	c, err := dial(ctx, raw, o)
+// Open connects to the document named by raw: a path or file:///path,
+// etcd://host:2379/key, redis://host:6379/key (?channel=, default key +
+// ":changed"; ?db=), zk://host:2181/path, nacos://host:8848/dataId
+// (?group=, default DEFAULT_GROUP; ?namespace=); several servers separated
+// by commas. Credentials go in o, never in the URL. A malformed source is
+// ErrArgument, a center that cannot be reached within the timeout
+// ErrUnreachable.
+func Open(ctx context.Context, raw string, o Options) (*Center, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	c, err := dial(ctx, raw, &o)
 	if err != nil {
 		return nil, err
 	}
-	c.timeout = o.timeout
+	c.timeout = o.Timeout
 	return c, nil
 }
 
-func dial(ctx context.Context, raw string, o *options) (*center, error) {
-	if !isURL(raw) {
+func dial(ctx context.Context, raw string, o *Options) (*Center, error) {
+	if !IsURL(raw) {
 		if strings.Contains(raw, "://") {
-			return nil, failf(exitUsage, "unknown source scheme in %q: want a path, file://, etcd://, redis://, zk:// or nacos://", raw)
+			return nil, classf(ErrArgument, "unknown source scheme in %q: want a path, file://, etcd://, redis://, zk:// or nacos://", redact(raw))
 		}
 		return openFile(raw, raw), nil
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, failf(exitUsage, "bad source %q: %v", redact(raw), err)
+		return nil, classf(ErrArgument, "bad source %q: %v", redact(raw), errors.Unwrap(err))
 	}
 	if u.User != nil {
-		return nil, failf(exitUsage, "source %s: credentials do not go in the URL (it is printed); use --user/--password or BULWARK_USER/BULWARK_PASSWORD", u.Scheme+"://"+u.Host+u.Path)
+		return nil, classf(ErrArgument, "source %s: credentials do not go in the URL (it is printed); use --user/--password or BULWARK_USER/BULWARK_PASSWORD", u.Scheme+"://"+u.Host+u.Path)
 	}
 	display := u.Scheme + "://" + u.Host + u.Path
 	if u.RawQuery != "" {
@@ -134,11 +187,11 @@ func dial(ctx context.Context, raw string, o *options) (*center, error) {
 	hosts := strings.Split(u.Host, ",")
 	key := u.Path
 	if strings.ToLower(u.Scheme) != "file" && (u.Host == "" || strings.Trim(key, "/") == "") {
-		return nil, failf(exitUsage, "source %s: want %s://HOST:PORT/KEY", display, u.Scheme)
+		return nil, classf(ErrArgument, "source %s: want %s://HOST:PORT/KEY", display, u.Scheme)
 	}
 	tlsCfg, err := tlsConfig(o)
 	if err != nil {
-		return nil, fail(exitUsage, err)
+		return nil, class(ErrArgument, err)
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "file":
@@ -161,34 +214,34 @@ func dial(ctx context.Context, raw string, o *options) (*center, error) {
 // historySuffix names the history document beside a document.
 const historySuffix = ".history"
 
-func openFile(path, display string) *center {
-	return &center{display: display, name: filepath.Base(path), doc: file.New(path), hist: file.New(path + historySuffix),
+func openFile(path, display string) *Center {
+	return &Center{display: display, name: filepath.Base(path), doc: file.New(path), hist: file.New(path + historySuffix),
 		histName: path + historySuffix, reconcile: 30 * time.Second}
 }
 
-func openEtcd(ctx context.Context, hosts []string, key, display string, o *options, tlsCfg *tls.Config) (*center, error) {
+func openEtcd(ctx context.Context, hosts []string, key, display string, o *Options, tlsCfg *tls.Config) (*Center, error) {
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   hosts,
-		DialTimeout: o.timeout,
-		Username:    o.user,
-		Password:    o.password,
+		DialTimeout: o.Timeout,
+		Username:    o.User,
+		Password:    o.Password,
 		TLS:         tlsCfg,
 		Logger:      zap.NewNop(),
 		Context:     ctx,
 	})
 	if err != nil {
-		return nil, fail(exitUnreachable, fmt.Errorf("%s: %w", display, err))
+		return nil, class(ErrUnreachable, fmt.Errorf("%s: %w", display, err))
 	}
-	return &center{display: display, name: key, doc: etcd.New(cli, key), hist: etcd.New(cli, key+historySuffix),
+	return &Center{display: display, name: key, doc: etcd.New(cli, key), hist: etcd.New(cli, key+historySuffix),
 		histName: key + historySuffix, reconcile: 30 * time.Second, closeFn: func() { _ = cli.Close() }}, nil
 }
 
-func openRedis(hosts []string, key string, q url.Values, display string, o *options, tlsCfg *tls.Config) (*center, error) {
+func openRedis(hosts []string, key string, q url.Values, display string, o *Options, tlsCfg *tls.Config) (*Center, error) {
 	db := 0
 	if s := q.Get("db"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 {
-			return nil, failf(exitUsage, "source %s: db must be a number >= 0", display)
+			return nil, classf(ErrArgument, "source %s: db must be a number >= 0", display)
 		}
 		db = n
 	}
@@ -197,33 +250,33 @@ func openRedis(hosts []string, key string, q url.Values, display string, o *opti
 		channel = key + ":changed"
 	}
 	cli := goredis.NewUniversalClient(&goredis.UniversalOptions{
-		Addrs: hosts, DB: db, Username: o.user, Password: o.password, TLSConfig: tlsCfg,
-		DialTimeout: o.timeout, ReadTimeout: o.timeout, WriteTimeout: o.timeout, MaxRetries: -1,
+		Addrs: hosts, DB: db, Username: o.User, Password: o.Password, TLSConfig: tlsCfg,
+		DialTimeout: o.Timeout, ReadTimeout: o.Timeout, WriteTimeout: o.Timeout, MaxRetries: -1,
 	})
 	hk := key + ":history"
-	return &center{display: display, name: key,
+	return &Center{display: display, name: key,
 		doc:  redis.New(cli, key, channel, redis.WithServers(hosts...)),
 		hist: redis.New(cli, hk, hk+":changed", redis.WithServers(hosts...)), histName: hk,
 		reconcile: 30 * time.Second, closeFn: func() { _ = cli.Close() }}, nil
 }
 
-func openZooKeeper(ctx context.Context, hosts []string, path, display string, o *options, tlsCfg *tls.Config) (*center, error) {
+func openZooKeeper(ctx context.Context, hosts []string, path, display string, o *Options, tlsCfg *tls.Config) (*Center, error) {
 	if tlsCfg != nil {
-		return nil, failf(exitUsage, "source %s: TLS to ZooKeeper is not supported by this tool", display)
+		return nil, classf(ErrArgument, "source %s: TLS to ZooKeeper is not supported by this tool", display)
 	}
 	conn, _, err := zk.Connect(hosts, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(quietZK{}))
 	if err != nil {
-		return nil, fail(exitUnreachable, fmt.Errorf("%s: %w", display, err))
+		return nil, class(ErrUnreachable, fmt.Errorf("%s: %w", display, err))
 	}
-	if o.user != "" {
-		if err := conn.AddAuth("digest", []byte(o.user+":"+o.password)); err != nil {
+	if o.User != "" {
+		if err := conn.AddAuth("digest", []byte(o.User+":"+o.Password)); err != nil {
 			closeBounded(conn.Close)
-			return nil, fail(exitUnreachable, fmt.Errorf("%s: digest auth: %w", display, err))
+			return nil, class(ErrUnreachable, fmt.Errorf("%s: digest auth: %w", display, err))
 		}
 	}
 	// zk.Connect connects in the background; the Source fails at once while
 	// there is no session, so wait for one, within the timeout.
-	wait, cancel := context.WithTimeout(ctx, o.timeout)
+	wait, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -231,11 +284,11 @@ func openZooKeeper(ctx context.Context, hosts []string, path, display string, o 
 		select {
 		case <-wait.Done():
 			closeBounded(conn.Close)
-			return nil, fail(exitUnreachable, fmt.Errorf("%s: no ZooKeeper session within %v (state %s)", display, o.timeout, conn.State()))
+			return nil, class(ErrUnreachable, fmt.Errorf("%s: no ZooKeeper session within %v (state %s)", display, o.Timeout, conn.State()))
 		case <-tick.C:
 		}
 	}
-	return &center{display: display, name: path,
+	return &Center{display: display, name: path,
 		doc:  zookeeper.New(conn, path, zookeeper.WithServers(hosts...)),
 		hist: zookeeper.New(conn, path+historySuffix, zookeeper.WithServers(hosts...)), histName: path + historySuffix,
 		reconcile: 30 * time.Second, closeFn: conn.Close}, nil
@@ -245,7 +298,7 @@ type quietZK struct{}
 
 func (quietZK) Printf(string, ...any) {}
 
-func openNacos(hosts []string, dataID string, q url.Values, display string, o *options, tlsCfg *tls.Config) (*center, error) {
+func openNacos(hosts []string, dataID string, q url.Values, display string, o *Options, tlsCfg *tls.Config) (*Center, error) {
 	group := q.Get("group")
 	if group == "" {
 		group = "DEFAULT_GROUP"
@@ -254,11 +307,11 @@ func openNacos(hosts []string, dataID string, q url.Values, display string, o *o
 	for _, h := range hosts {
 		host, portStr, err := net.SplitHostPort(h)
 		if err != nil {
-			return nil, failf(exitUsage, "source %s: server %q: want HOST:PORT", display, h)
+			return nil, classf(ErrArgument, "source %s: server %q: want HOST:PORT", display, h)
 		}
 		port, err := strconv.ParseUint(portStr, 10, 16)
 		if err != nil {
-			return nil, failf(exitUsage, "source %s: bad port in %q", display, h)
+			return nil, classf(ErrArgument, "source %s: bad port in %q", display, h)
 		}
 		servers = append(servers, *constant.NewServerConfig(host, port))
 	}
@@ -268,49 +321,49 @@ func openNacos(hosts []string, dataID string, q url.Values, display string, o *o
 	}
 	copts := []constant.ClientOption{
 		constant.WithNamespaceId(q.Get("namespace")),
-		constant.WithTimeoutMs(uint64(max(o.timeout, 100*time.Millisecond).Milliseconds())),
+		constant.WithTimeoutMs(uint64(max(o.Timeout, 100*time.Millisecond).Milliseconds())),
 		constant.WithNotLoadCacheAtStart(true),
 		constant.WithDisableUseSnapShot(true),
 		constant.WithCacheDir(filepath.Join(work, "cache")),
 		constant.WithLogDir(filepath.Join(work, "log")),
 		constant.WithLogLevel("error"),
-		constant.WithUsername(o.user),
-		constant.WithPassword(o.password),
+		constant.WithUsername(o.User),
+		constant.WithPassword(o.Password),
 	}
 	if tlsCfg != nil {
-		copts = append(copts, constant.WithTLS(constant.TLSConfig{Appointed: true, Enable: true, CaFile: o.caFile, CertFile: o.certFile, KeyFile: o.keyFile}))
+		copts = append(copts, constant.WithTLS(constant.TLSConfig{Appointed: true, Enable: true, CaFile: o.CAFile, CertFile: o.CertFile, KeyFile: o.KeyFile}))
 	}
 	cli, err := clients.NewConfigClient(vo.NacosClientParam{ClientConfig: constant.NewClientConfig(copts...), ServerConfigs: servers})
 	if err != nil {
 		_ = os.RemoveAll(work)
-		return nil, fail(exitUnreachable, fmt.Errorf("%s: %w", display, err))
+		return nil, class(ErrUnreachable, fmt.Errorf("%s: %w", display, err))
 	}
-	return &center{display: display, name: dataID,
+	return &Center{display: display, name: dataID,
 		doc:  nacos.New(cli, dataID, group),
 		hist: nacos.New(cli, dataID+historySuffix, group), histName: group + "/" + dataID + historySuffix,
 		reconcile: nacos.ReconcileInterval, confirmMissing: 1200 * time.Millisecond,
 		closeFn: func() { cli.CloseClient(); _ = os.RemoveAll(work) }}, nil
 }
 
-func tlsConfig(o *options) (*tls.Config, error) {
-	if !o.tls && o.caFile == "" && o.certFile == "" {
+func tlsConfig(o *Options) (*tls.Config, error) {
+	if !o.TLS && o.CAFile == "" && o.CertFile == "" {
 		return nil, nil
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if o.caFile != "" {
-		pem, err := os.ReadFile(o.caFile)
+	if o.CAFile != "" {
+		pem, err := os.ReadFile(o.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("--cacert: %w", err)
+			return nil, fmt.Errorf("CA file: %w", err)
 		}
 		cfg.RootCAs = x509.NewCertPool()
 		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--cacert %s: no PEM certificate in it", o.caFile)
+			return nil, fmt.Errorf("CA file %s: no PEM certificate in it", o.CAFile)
 		}
 	}
-	if o.certFile != "" || o.keyFile != "" {
-		cert, err := tls.LoadX509KeyPair(o.certFile, o.keyFile)
+	if o.CertFile != "" || o.KeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("--cert/--key: %w", err)
+			return nil, fmt.Errorf("client certificate/key: %w", err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
@@ -327,12 +380,12 @@ func redact(raw string) string {
 	return raw
 }
 
-// read reads the document within the timeout; an error is exit code 4.
-func (c *center) read(ctx context.Context) (datasource.Snapshot, error) {
+// Read reads the document within the timeout; an error is ErrUnreachable.
+func (c *Center) Read(ctx context.Context) (datasource.Snapshot, error) {
 	return c.readFrom(ctx, c.doc, c.display)
 }
 
-func (c *center) readFrom(ctx context.Context, ep endpoint, what string) (datasource.Snapshot, error) {
+func (c *Center) readFrom(ctx context.Context, ep Endpoint, what string) (datasource.Snapshot, error) {
 	snap, err := c.readOnce(ctx, ep, what)
 	if err != nil || !snap.Missing || c.confirmMissing == 0 {
 		return snap, err
@@ -340,57 +393,59 @@ func (c *center) readFrom(ctx context.Context, ep endpoint, what string) (dataso
 	// A Nacos-protocol server may answer "missing" for a moment after a
 	// publish (PolarisMesh swapping a release; see package nacos): a
 	// document is missing when a second read says so too.
+	t := time.NewTimer(c.confirmMissing)
+	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return snap, fail(exitUnreachable, fmt.Errorf("read %s: %w", what, ctx.Err()))
-	case <-time.After(c.confirmMissing):
+		return snap, class(ErrUnreachable, fmt.Errorf("read %s: %w", what, ctx.Err()))
+	case <-t.C:
 	}
 	return c.readOnce(ctx, ep, what)
 }
 
-func (c *center) readOnce(ctx context.Context, ep endpoint, what string) (datasource.Snapshot, error) {
+func (c *Center) readOnce(ctx context.Context, ep Endpoint, what string) (datasource.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	snap, err := ep.Read(ctx)
 	if err != nil {
-		return snap, fail(exitUnreachable, fmt.Errorf("read %s: %w", what, c.cause(ctx, err)))
+		return snap, class(ErrUnreachable, fmt.Errorf("read %s: %w", what, c.cause(ctx, err)))
 	}
 	return snap, nil
 }
 
-// write stores data if the document is still at revision; ErrConflict is
-// exit code 3, any other error 4.
-func (c *center) write(ctx context.Context, ep endpoint, data []byte, revision, what string) (datasource.Snapshot, error) {
+// write stores data if the document is still at revision: a conflict is
+// datasource.ErrConflict, any other error ErrUnreachable.
+func (c *Center) write(ctx context.Context, ep Endpoint, data []byte, revision, what string) (datasource.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	snap, err := ep.Write(ctx, data, revision)
 	switch {
 	case errors.Is(err, datasource.ErrConflict):
-		return snap, fail(exitConflict, err)
+		return snap, err
 	case err != nil:
-		return snap, fail(exitUnreachable, fmt.Errorf("write %s: %w", what, c.cause(ctx, err)))
+		return snap, class(ErrUnreachable, fmt.Errorf("write %s: %w", what, c.cause(ctx, err)))
 	}
 	return snap, nil
 }
 
 // cause says "no answer within 5s" rather than "context deadline exceeded".
-func (c *center) cause(ctx context.Context, err error) error {
+func (c *Center) cause(ctx context.Context, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("no answer within %v (--timeout): %w", c.timeout, err)
 	}
 	return err
 }
 
-// revisionOf shows a revision, or "none" when the document does not exist.
-func revisionOf(s datasource.Snapshot) string {
+// RevisionOf shows a revision, or "none" when the document does not exist.
+func RevisionOf(s datasource.Snapshot) string {
 	if s.Missing {
 		return "none"
 	}
 	return s.Revision
 }
 
-// header names a document read and its revision, for a diff.
-func header(display string, s datasource.Snapshot) string {
+// Header names a document read and its revision, for a diff.
+func Header(display string, s datasource.Snapshot) string {
 	if s.Missing {
 		return display + " (does not exist)"
 	}

@@ -1,4 +1,4 @@
-package main
+package rulechange
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,9 +20,9 @@ import (
 	"github.com/bulwark-go/bulwark/core/system"
 )
 
-// A kind is a rule document format: one of Sentinel's five rule lists, or
+// A Kind is a rule document format: one of Sentinel's five rule lists, or
 // bulwark's rule set (an object holding several lists).
-type kind struct {
+type Kind struct {
 	name string
 	// ids are the fields that identify a rule of this kind (rules are
 	// matched by them in diffs); none: by position.
@@ -96,7 +97,7 @@ func (c codecOf[T]) over(prev, canon []byte) ([]byte, error) {
 }
 
 // kinds, in the order detection prefers them.
-var kinds = []*kind{
+var kinds = []*Kind{
 	{name: "flow", ids: []string{"resource", "limitApp", "grade", "strategy", "refResource"}, codec: wrap(converter.FlowRules(), func(e *core.Engine, rs []flow.Rule) error { return e.Flow().Load(rs) }), minimal: `[{"resource":"r"}]`},
 	{name: "degrade", ids: []string{"resource", "limitApp", "grade"}, codec: wrap(converter.CircuitBreakerRules(), func(e *core.Engine, rs []circuitbreaker.Rule) error { return e.CircuitBreaker().Load(rs) }), minimal: `[{"resource":"r","timeWindow":1}]`},
 	{name: "paramFlow", ids: []string{"resource", "limitApp", "paramIdx", "grade"}, codec: wrap(converter.HotspotRules(), func(e *core.Engine, rs []hotspot.Rule) error { return e.Hotspot().Load(rs) }), minimal: `[{"resource":"r","paramIdx":0}]`},
@@ -115,7 +116,7 @@ var sections = map[string]string{"flow": "flow", "degrade": "degrade", "system":
 // aliases are other names of kinds: bulwark's Go names and spellings.
 var aliases = map[string]string{"circuitbreaker": "degrade", "hotspot": "paramFlow", "param-flow": "paramFlow", "rule-set": "ruleset"}
 
-func kindNamed(name string) (*kind, error) {
+func KindNamed(name string) (*Kind, error) {
 	if a, ok := aliases[strings.ToLower(name)]; ok {
 		name = a
 	}
@@ -126,16 +127,16 @@ func kindNamed(name string) (*kind, error) {
 		}
 		names = append(names, k.name)
 	}
-	return nil, failf(exitUsage, "unknown kind %q: want one of %s", name, strings.Join(names, ", "))
+	return nil, classf(ErrArgument, "unknown kind %q: want one of %s", name, strings.Join(names, ", "))
 }
 
 // detect picks the kind of data: the one whose codec finds the fewest
 // problems in it, the first in kinds on a tie, unless the hint (a kind name
 // found in the document's key or file name) is among the tied.
-func detect(data []byte, hint string) *kind {
+func Detect(data []byte, hint string) *Kind {
 	object := firstToken(data) == '{'
 	best, bestN := kinds[0], math.MaxInt
-	var tied []*kind
+	var tied []*Kind
 	for _, k := range kinds {
 		if (k.name == "ruleset") != object {
 			continue
@@ -144,7 +145,7 @@ func detect(data []byte, hint string) *kind {
 		n := problemCount(err)
 		switch {
 		case n < bestN:
-			best, bestN, tied = k, n, []*kind{k}
+			best, bestN, tied = k, n, []*Kind{k}
 		case n == bestN:
 			tied = append(tied, k)
 		}
@@ -160,7 +161,7 @@ func detect(data []byte, hint string) *kind {
 }
 
 // hintFrom finds a kind name in a key or file name ("order-service-degrade-rules").
-func hintFrom(name string) string {
+func HintFrom(name string) string {
 	n := strings.ToLower(name)
 	for _, h := range []struct{ word, kind string }{{"param", "paramFlow"}, {"hotspot", "paramFlow"}, {"degrade", "degrade"}, {"breaker", "degrade"}, {"system", "system"}, {"authority", "authority"}, {"flow", "flow"}} {
 		if strings.Contains(n, h.word) {
@@ -181,71 +182,72 @@ func problemCount(err error) int {
 	return math.MaxInt - 1
 }
 
-// field is one field of a rule, in document order.
-type field struct {
-	name  string
-	value json.RawMessage
+// Field is one field of a rule, in document order.
+type Field struct {
+	Name  string
+	Value json.RawMessage
 }
 
-// rule is one rule of a canonical document.
-type rule struct {
-	section string // the rule set key ("flow", …); "" in a single-kind document
-	kind    *kind
-	index   int
-	fields  []field
+// Rule is one rule of a canonical document.
+type Rule struct {
+	Section string // the rule set key ("flow", …); "" in a single-kind document
+	Kind    *Kind
+	Index   int     // in its list
+	Fields  []Field // canonical: every field, in Java's order
 }
 
-func (r rule) get(name string) json.RawMessage {
-	for _, f := range r.fields {
-		if f.name == name {
-			return f.value
+// Get is the value of the field name, nil when the rule has none.
+func (r Rule) Get(name string) json.RawMessage {
+	for _, f := range r.Fields {
+		if f.Name == name {
+			return f.Value
 		}
 	}
 	return nil
 }
 
-// resource is the rule's resource, "" for rules without one.
-func (r rule) resource() string {
+// Resource is the rule's resource, "" for rules without one.
+func (r Rule) Resource() string {
 	var s string
-	_ = json.Unmarshal(r.get("resource"), &s)
+	_ = json.Unmarshal(r.Get("resource"), &s)
 	return s
 }
 
 // identity is what matches a rule across two versions of a document.
-func (r rule) identity() string {
-	if len(r.kind.ids) == 0 {
-		return fmt.Sprintf("%s#%d", r.section, r.index)
+func (r Rule) identity() string {
+	if len(r.Kind.ids) == 0 {
+		return fmt.Sprintf("%s#%d", r.Section, r.Index)
 	}
 	var b strings.Builder
-	b.WriteString(r.section)
-	for _, id := range r.kind.ids {
+	b.WriteString(r.Section)
+	for _, id := range r.Kind.ids {
 		b.WriteByte(0)
-		b.Write(compact(r.get(id)))
+		b.Write(compact(r.Get(id)))
 	}
 	return b.String()
 }
 
-// label names the rule for a person: its resource, and those of its
+// Label names the rule for a person: its resource, and those of its
 // identifying fields that differ from the kind's default
 // ("GET /orders (limitApp appA)"); system rules by position.
-func (r rule) label() string {
+func (r Rule) Label() string {
 	prefix := ""
-	if r.section != "" {
-		prefix = r.section + " "
+	if r.Section != "" {
+		prefix = r.Section + " "
 	}
-	if len(r.kind.ids) == 0 {
-		return fmt.Sprintf("%srule #%d", prefix, r.index+1)
+	if len(r.Kind.ids) == 0 {
+		return fmt.Sprintf("%srule #%d", prefix, r.Index+1)
 	}
 	var extra []string
-	def := r.kind.defaults()
-	for _, id := range r.kind.ids[1:] {
-		v := compact(r.get(id))
+	def := r.Kind.defaults()
+	for _, id := range r.Kind.ids[1:] {
+		v := compact(r.Get(id))
 		if d, ok := def[id]; ok && bytes.Equal(d, v) && id != "paramIdx" {
 			continue
 		}
 		extra = append(extra, id+" "+string(v))
 	}
-	l := prefix + r.resource()
+	l := prefix + r.Resource()
 	if len(extra) > 0 {
 		l += " (" + strings.Join(extra, ", ") + ")"
 	}
@@ -253,18 +255,18 @@ func (r rule) label() string {
 }
 
 // defaults are the canonical values of a minimal rule of the kind.
-func (k *kind) defaults() map[string]json.RawMessage {
+func (k *Kind) defaults() map[string]json.RawMessage {
 	defaultsOnce.Do(func() {
 		defaultValues = map[string]map[string]json.RawMessage{}
 		for _, k := range kinds {
 			m := map[string]json.RawMessage{}
 			if k.minimal != "" {
 				if canon, _, err := k.codec.canonical([]byte(k.minimal)); err == nil {
-					set, _ := objectFields([]byte(strings.Trim(k.minimal, "[]")))
+					set, _ := ObjectFields([]byte(strings.Trim(k.minimal, "[]")))
 					if rules, err := parseRules(k, canon); err == nil && len(rules) == 1 {
-						for _, f := range rules[0].fields {
-							if !slices.ContainsFunc(set, func(g field) bool { return g.name == f.name }) {
-								m[f.name] = compact(f.value)
+						for _, f := range rules[0].Fields {
+							if !slices.ContainsFunc(set, func(g Field) bool { return g.Name == f.Name }) {
+								m[f.Name] = compact(f.Value)
 							}
 						}
 					}
@@ -285,21 +287,21 @@ var (
 )
 
 // parseRules splits a canonical document of kind k into its rules.
-func parseRules(k *kind, canon []byte) ([]rule, error) {
+func parseRules(k *Kind, canon []byte) ([]Rule, error) {
 	if k.name != "ruleset" {
 		return parseList(k, "", canon)
 	}
-	secs, err := objectFields(canon)
+	secs, err := ObjectFields(canon)
 	if err != nil {
 		return nil, err
 	}
-	var all []rule
+	var all []Rule
 	for _, s := range secs {
-		sk, err := kindNamed(sections[s.name])
+		sk, err := KindNamed(sections[s.Name])
 		if err != nil {
 			return nil, err
 		}
-		rules, err := parseList(sk, s.name, s.value)
+		rules, err := parseList(sk, s.Name, s.Value)
 		if err != nil {
 			return nil, err
 		}
@@ -308,30 +310,30 @@ func parseRules(k *kind, canon []byte) ([]rule, error) {
 	return all, nil
 }
 
-func parseList(k *kind, section string, data []byte) ([]rule, error) {
+func parseList(k *Kind, section string, data []byte) ([]Rule, error) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(data, &items); err != nil {
 		return nil, fmt.Errorf("canonical document: %w", err)
 	}
-	rules := make([]rule, 0, len(items))
+	rules := make([]Rule, 0, len(items))
 	for i, it := range items {
-		fs, err := objectFields(it)
+		fs, err := ObjectFields(it)
 		if err != nil {
 			return nil, err
 		}
-		rules = append(rules, rule{section: section, kind: k, index: i, fields: fs})
+		rules = append(rules, Rule{Section: section, Kind: k, Index: i, Fields: fs})
 	}
 	return rules, nil
 }
 
-// objectFields returns the fields of a JSON object in their order.
-func objectFields(data []byte) ([]field, error) {
+// ObjectFields returns the fields of a JSON object in their order.
+func ObjectFields(data []byte) ([]Field, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil, fmt.Errorf("not a JSON object: %s", abbrev(data))
 	}
-	var fs []field
+	var fs []Field
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
@@ -342,22 +344,22 @@ func objectFields(data []byte) ([]field, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, err
 		}
-		fs = append(fs, field{name: name, value: v})
+		fs = append(fs, Field{Name: name, Value: v})
 	}
 	return fs, nil
 }
 
-// encodeRules writes rules back as a canonical document of kind k.
-func encodeRules(k *kind, rules []rule) []byte {
+// Encode writes rules back as a canonical document of kind k.
+func (k *Kind) Encode(rules []Rule) []byte {
 	var b bytes.Buffer
-	writeList := func(rs []rule, indent string) {
+	writeList := func(rs []Rule, indent string) {
 		b.WriteString("[")
 		for i, r := range rs {
 			if i > 0 {
 				b.WriteString(",")
 			}
 			b.WriteString("\n" + indent + "  ")
-			b.Write(encodeFields(r.fields))
+			b.Write(encodeFields(r.Fields))
 		}
 		if len(rs) > 0 {
 			b.WriteString("\n" + indent)
@@ -370,12 +372,12 @@ func encodeRules(k *kind, rules []rule) []byte {
 		return b.Bytes()
 	}
 	var order []string
-	bySection := map[string][]rule{}
+	bySection := map[string][]Rule{}
 	for _, r := range rules {
-		if _, ok := bySection[r.section]; !ok {
-			order = append(order, r.section)
+		if _, ok := bySection[r.Section]; !ok {
+			order = append(order, r.Section)
 		}
-		bySection[r.section] = append(bySection[r.section], r)
+		bySection[r.Section] = append(bySection[r.Section], r)
 	}
 	b.WriteString("{")
 	for i, s := range order {
@@ -389,17 +391,17 @@ func encodeRules(k *kind, rules []rule) []byte {
 	return b.Bytes()
 }
 
-func encodeFields(fs []field) []byte {
+func encodeFields(fs []Field) []byte {
 	var b bytes.Buffer
 	b.WriteString("{")
 	for i, f := range fs {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		name, _ := json.Marshal(f.name)
+		name, _ := json.Marshal(f.Name)
 		b.Write(name)
 		b.WriteString(":")
-		b.Write(compact(f.value))
+		b.Write(compact(f.Value))
 	}
 	b.WriteString("}")
 	return b.Bytes()
@@ -449,4 +451,50 @@ func firstToken(data []byte) byte {
 		}
 	}
 	return 0
+}
+
+// Name is the kind's name: flow, degrade, system, authority, paramFlow or
+// ruleset.
+func (k *Kind) Name() string { return k.name }
+
+// Canonical decodes data strictly and encodes it again: Java's field
+// names, order and numbers, every field, one rule per line. It returns the
+// warnings (fields of older Sentinel releases that are ignored), and the
+// converter's error (a *converter.DecodeError) when data is not valid.
+func (k *Kind) Canonical(data []byte) (canon []byte, warnings []converter.Problem, err error) {
+	return k.codec.canonical(data)
+}
+
+// Over decodes canon (checking it) and writes it over prev, keeping what
+// prev has that the rule types do not model (converter.Patcher).
+func (k *Kind) Over(prev, canon []byte) ([]byte, error) { return k.codec.over(prev, canon) }
+
+// Rules decodes a document of kind k into its canonical rules; a missing
+// document has none.
+func (k *Kind) Rules(data []byte, missing bool) ([]Rule, error) {
+	if missing {
+		return nil, nil
+	}
+	canon, _, err := k.codec.canonical(data)
+	if err != nil {
+		return nil, err
+	}
+	return parseRules(k, canon)
+}
+
+// Empty is an empty document of kind k: no rules.
+func (k *Kind) Empty() []byte {
+	if k.name == "ruleset" {
+		return []byte("{}\n")
+	}
+	return []byte("[]\n")
+}
+
+// PickKind is the kind named (the caller's choice; "" for none), else the
+// kind detected in data, name (a key or file name) being a hint.
+func PickKind(named string, data []byte, name string) (*Kind, error) {
+	if named != "" {
+		return KindNamed(named)
+	}
+	return Detect(data, HintFrom(filepath.Base(name))), nil
 }
