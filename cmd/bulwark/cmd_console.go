@@ -16,7 +16,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/internal/console"
 )
 
@@ -98,11 +97,7 @@ func runConsole(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		defer ctr.Close()
-		d := console.Document{Name: ctr.display}
-		if reg, ok := ctr.doc.(datasource.Registry); ok {
-			d.Registry = reg
-		}
-		docs = append(docs, d)
+		docs = append(docs, console.Document{Center: ctr})
 	}
 	log := slog.New(slog.DiscardHandler)
 	if co.verbose {
