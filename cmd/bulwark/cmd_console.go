@@ -111,7 +111,7 @@ func runConsole(ctx context.Context, e *env, args []string) error {
 		return fail(exitUsage, err)
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.stdout, "bulwark console on http://%s/ (%d sources, Ctrl-C to stop)\n", ln.Addr(), len(docs))
+	fmt.Fprintf(e.stdout, "bulwark console on http://%s/ (documents: %d; Ctrl-C to stop)\n", ln.Addr(), len(docs))
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
