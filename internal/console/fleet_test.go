@@ -34,12 +34,13 @@ const helperEnv = "BULWARK_CONSOLE_TEST_INSTANCE"
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(helperEnv); path != "" {
-		os.Exit(runInstance(path, os.Getenv(helperEnv+"_ID")))
+		beat, _ := time.ParseDuration(os.Getenv(helperEnv + "_BEAT"))
+		os.Exit(runInstance(path, os.Getenv(helperEnv+"_ID"), beat))
 	}
 	os.Exit(m.Run())
 }
 
-func runInstance(source, id string) int {
+func runInstance(source, id string, beat time.Duration) int {
 	e := core.NewEngine()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -53,7 +54,7 @@ func runInstance(source, id string) int {
 		return 1
 	}
 	_, err = c.Document().(datasource.Registry).Register(context.Background(), datasource.Instance{ID: id, App: "orders", Version: "v1",
-		Addr: ln.Addr().String(), AdminURL: "http://" + ln.Addr().String() + "/", Interval: 100 * time.Millisecond})
+		Addr: ln.Addr().String(), AdminURL: "http://" + ln.Addr().String() + "/", Interval: beat})
 	if err != nil {
 		fmt.Println(err)
 		return 1
@@ -63,12 +64,12 @@ func runInstance(source, id string) int {
 }
 
 // startInstance runs the test binary as an instance registered beside
-// the document at source (a URL), beating every 100 ms; the returned
+// the document at source (a URL), beating every beat; the returned
 // process is killed at the end of the test.
-func startInstance(t *testing.T, source, id string) *os.Process {
+func startInstance(t *testing.T, source, id string, beat time.Duration) *os.Process {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+source, helperEnv+"_ID="+id)
+	cmd.Env = append(os.Environ(), helperEnv+"="+source, helperEnv+"_ID="+id, helperEnv+"_BEAT="+beat.String())
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -215,7 +216,7 @@ func TestFleetKilledInstanceStale(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "flow.json")
 	procs := map[string]*os.Process{}
 	for _, id := range []string{"i-1", "i-2", "i-3"} {
-		procs[id] = startInstance(t, "file://"+path, id)
+		procs[id] = startInstance(t, "file://"+path, id, 100*time.Millisecond)
 	}
 	src := file.New(path)
 	t.Cleanup(func() { _ = src.Close() })
