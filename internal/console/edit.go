@@ -63,6 +63,9 @@ type editReq struct {
 	Index   int             `json:"index"`
 	Rule    json.RawMessage `json:"rule"`
 	Group   string          `json:"group"`
+	// GroupRevision is the overlay's revision as the page read it ("":
+	// it had none): the overlay is written only if it is still there.
+	GroupRevision string `json:"groupRevision"`
 
 	// Data replaces a document that does not decode (replace).
 	Data string `json:"data"`
@@ -300,6 +303,10 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request, u who) {
 		if err == nil {
 			defer p.Center.Close()
 			p.Command = "console " + label + " (canary " + e.Group + ")"
+			if now := rulechange.RevisionOf(p.Current); (e.GroupRevision == "") != p.Current.Missing || (!p.Current.Missing && now != e.GroupRevision) {
+				s.writeConflict(w, r, e, c)
+				return
+			}
 		}
 	} else {
 		p, err = rulechange.NewPlan(c, k, cur, next, name, "console "+label)

@@ -275,6 +275,16 @@ func TestCanaryPromoteAbort(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%v", v)
 	d = readDoc(t, ed)
 	g = d["groups"].([]any)[0].(map[string]any)
+	// An edit of the group by someone who read it before it had an
+	// overlay: a conflict, the overlay stays.
+	e = countEdit(d, 50, false)
+	e["group"] = "blue"
+	code, v = ed.write("/api/edit", e)
+	require.Equal(t, http.StatusConflict, code, "%v", v)
+	e["groupRevision"] = g["revision"]
+	e["review"] = true
+	code, v = ed.write("/api/edit", e)
+	require.Equal(t, http.StatusOK, code, "at the overlay's revision: %v", v)
 	code, v = ed.write("/api/abort", map[string]any{"source": 0, "revision": g["revision"], "group": "blue"})
 	require.Equal(t, http.StatusOK, code, "%v", v)
 	d = readDoc(t, ed)
