@@ -265,6 +265,12 @@ func clientAddr(r *http.Request) string {
 // signIn checks a name and password (JSON {"name","password"}) and starts
 // a session.
 func (a *auth) signIn(w http.ResponseWriter, r *http.Request) {
+	// JSON only: a form on another site cannot send it (no signing a
+	// victim in as the attacker).
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		writeError(w, http.StatusUnsupportedMediaType, "want Content-Type application/json")
+		return
+	}
 	var in struct {
 		Name     string `json:"name"`
 		Password string `json:"password"`

@@ -132,12 +132,18 @@ func TestSignInSession(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, c.signIn("ed", "wrong-password"))
 	assert.Equal(t, http.StatusUnauthorized, c.signIn("nobody", "editor-password"))
 	assert.Equal(t, http.StatusUnauthorized, c.signIn("sso", ""), "a header-only name has no password")
-	code, _ = c.do(http.MethodPost, "/api/signin", nil, nil)
+	code, _ = c.do(http.MethodPost, "/api/signin", "not an object", nil)
 	assert.Equal(t, http.StatusBadRequest, code)
 
+	// A form post (what another site can make a browser send) is refused.
+	resp, err := http.Post(ts.URL+"/api/signin", "text/plain", strings.NewReader(`{"name":"ed","password":"editor-password"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnsupportedMediaType, resp.StatusCode)
+	assert.Empty(t, resp.Cookies())
+
 	// The cookie: HttpOnly, SameSite=Strict.
-	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/api/signin", strings.NewReader(`{"name":"ed","password":"editor-password"}`))
-	resp, err := http.DefaultClient.Do(req)
+	resp, err = http.Post(ts.URL+"/api/signin", "application/json", strings.NewReader(`{"name":"ed","password":"editor-password"}`))
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
