@@ -185,6 +185,11 @@ func TestConsoleInChromium(t *testing.T) {
 	assert.True(t, bad, "the count field is marked")
 	require.NoError(t, chromedp.Do(ed, chromedp.Click(chromedp.CSS(`#cancel-edit`))))
 
+	// The shadow button: a review of shadow false → true (not applied).
+	require.NoError(t, chromedp.Do(ed, chromedp.Click(chromedp.CSS(`#rule-list tr[data-resource="GET /orders"] button.shadow`))))
+	poll[bool](t, ed, "the shadow review", `document.querySelector('#diff tr[data-field=shadow] td.to')?.textContent === "true"`)
+	require.NoError(t, chromedp.Do(ed, chromedp.Click(chromedp.CSS(`#cancel-review`))))
+
 	// Change the count: review shows the diff, apply writes it.
 	setCount(t, ed, "5")
 	poll[bool](t, ed, "the review", `!document.getElementById('review-panel').classList.contains('hidden')`)
