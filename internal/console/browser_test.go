@@ -374,3 +374,28 @@ func TestFiftyInstancesInChromium(t *testing.T) {
 	}
 	assert.Less(t, best, time.Second, "50 instances render in under a second")
 }
+
+// TestReplaceInChromium: a document that does not decode is shown with
+// its error and text; the editor repairs the text, reviews and applies
+// the replacement; the rules show.
+func TestReplaceInChromium(t *testing.T) {
+	ctx := browser(t)
+	path, web := fileConsole(t, `[{"resource":"GET /orders","count":"lots"}]`)
+	page := tab(t, ctx)
+	signInPage(t, page, web.URL+"/", "ed", "editor-password")
+	problem := poll[string](t, page, "the problem", `(() => { const p = document.getElementById('doc-problem'); return p.classList.contains('hidden') ? false : document.getElementById('doc-problem-text').textContent; })()`)
+	assert.Contains(t, problem, "does not decode as flow rules")
+	assert.Contains(t, problem, "count")
+	data, err := chromedp.Run(page, chromedp.Value(chromedp.CSS(`#replace-data`)))
+	require.NoError(t, err)
+	assert.Equal(t, `[{"resource":"GET /orders","count":"lots"}]`, data)
+	require.NoError(t, chromedp.Do(page,
+		chromedp.SetValue(chromedp.CSS(`#replace-data`), `[{"resource":"GET /orders","count":12}]`),
+		chromedp.Click(chromedp.CSS(`#replace-review`)),
+	))
+	replaced := poll[string](t, page, "the review", `document.getElementById('review-replaced').textContent || false`)
+	assert.Contains(t, replaced, "replaced whole")
+	require.NoError(t, chromedp.Do(page, chromedp.Click(chromedp.CSS(`#apply`))))
+	poll[bool](t, page, "the rules", `document.getElementById('doc-problem').classList.contains('hidden') && document.querySelector('#rule-list tr[data-resource="GET /orders"]') !== null`)
+	assert.Equal(t, 12.0, flowCount(t, path))
+}
