@@ -10,6 +10,8 @@
 //	bulwark rollback nacos://127.0.0.1:8848/order-service-flow-rules?group=SENTINEL_GROUP
 //	bulwark apply --canary canary etcd://127.0.0.1:2379/bulwark/order-service/prod/flow rules.json
 //	bulwark promote etcd://127.0.0.1:2379/bulwark/order-service/prod/flow canary   # or: abort
+//	bulwark console passwd --role editor alice         # then: the fleet console on 127.0.0.1:8719
+//	bulwark console --source etcd://127.0.0.1:2379/bulwark/order-service/prod/flow
 //
 // Sources are URLs: a path or file:///path, etcd://host:2379/key,
 // redis://host:6379/key (?channel=, default key + ":changed"; ?db=),
@@ -27,6 +29,11 @@
 // apply --canary GROUP writes the overlay of a canary group beside the
 // document (see datasource.WithOverlay); promote writes it as the document
 // and removes it, abort removes it, status lists them.
+//
+// console serves the fleet rule console (package internal/console): the
+// instances registered beside the documents, their statistics summed, and
+// rule edits by people signed in as editors, reviewed, compare-and-set and
+// recorded in the same history under their name.
 //
 // Every change made by apply, edit, set, rollback, promote and abort is compare-and-set
 // against the revision read, and is recorded in an audit trail beside the

@@ -117,7 +117,7 @@ Exit codes: 0 ok, 1 invalid or differences found, 2 usage or not confirmed,
 
 // order lists the commands in the order a user meets them.
 func order(name string) int {
-	i := strings.Index(" suggest validate fmt get diff apply edit set history rollback promote abort status watch ", " "+name+" ")
+	i := strings.Index(" suggest validate fmt get diff apply edit set history rollback promote abort status watch console ", " "+name+" ")
 	if i < 0 {
 		return 1 << 20
 	}
