@@ -2,6 +2,7 @@ package consul_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -56,13 +57,15 @@ func TestWatchIndexReset(t *testing.T) {
 	ctx := testCtx(t)
 	writer := newClient(t, srv.Addr(), "").KV()
 	const key = "bulwark-test/reset"
-	for range 30 { // push the index well past where a fresh server starts
-		put(t, writer, key, "old")
+	// Push the index well past where a fresh server starts (a write of
+	// the value already there does not move it).
+	for i := range 100 {
+		put(t, writer, key, fmt.Sprint("old ", i))
 	}
 	src := consul.New(newClient(t, srv.Addr(), ""), key, consul.WithWaitTime(time.Second))
 	from, err := src.Read(ctx)
 	require.NoError(t, err)
-	require.Equal(t, "old", string(from.Data))
+	require.Equal(t, "old 99", string(from.Data))
 
 	require.NoError(t, srv.Stop(ctx))
 	require.NoError(t, srv.Start(ctx))
