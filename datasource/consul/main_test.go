@@ -13,7 +13,7 @@ import (
 // integration package starts local servers.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, append(httpConns,
-		goleak.IgnoreTopFunction("github.com/bulwark-go/bulwark/internal/integration.forkLoop"))...)
+		goleak.IgnoreAnyFunction("github.com/bulwark-go/bulwark/internal/integration.init.func3.1"))...)
 }
 
 var httpConns = []goleak.Option{

@@ -165,18 +165,14 @@ const (
 // children are started from this thread only. It is started on first use.
 var forkThread = sync.OnceValue(func() chan<- func() {
 	ch := make(chan func())
-	go forkLoop(ch)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread lives as long as the binary
+		for f := range ch {
+			f()
+		}
+	}()
 	return ch
 })
-
-// forkLoop is forkThread's goroutine (a named function, so a leak check can
-// leave it out: it lives as long as the test binary).
-func forkLoop(ch <-chan func()) {
-	runtime.LockOSThread() // never unlocked: the thread lives as long as the binary
-	for f := range ch {
-		f()
-	}
-}
 
 // startOnForkThread starts cmd from forkThread.
 func startOnForkThread(cmd *exec.Cmd) error {
