@@ -356,6 +356,7 @@ func TestUnreachable(t *testing.T) {
 		"redis://" + addr + "/bulwark:svc:flow",
 		"zk://" + addr + "/bulwark/svc/flow",
 		"nacos://" + addr + "/svc-flow-rules",
+		"consul://" + addr + "/bulwark/svc/flow",
 	} {
 		t.Run(strings.SplitN(src, ":", 2)[0], func(t *testing.T) {
 			began := time.Now()
