@@ -22,20 +22,21 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/internal/registry"
 )
 
-// Option configures a Source.
+// Option configures a Source. (None is public yet: the client's
+// api.Config holds what a user sets.)
 type Option func(*Source)
 
-// DefaultWaitTime is how long one blocking query of Watch waits for a
-// change before the server answers with the same index (see WithWaitTime).
-const DefaultWaitTime = 30 * time.Second
+// waitTime is how long one blocking query of Watch waits for a change
+// before the server answers with the same index (Consul caps it at 10
+// minutes, 5 by default).
+const waitTime = 30 * time.Second
 
-// WithWaitTime sets how long each blocking query of Watch may wait for a
-// change (default DefaultWaitTime; Consul caps it at 10 minutes). Each
-// query is also bounded on the client by this time plus the server's
-// jitter (a sixteenth) plus 10 s, so a server that stops answering (a
-// frozen process, a dropped connection) ends the Watch with an error
-// instead of holding it forever. Values <= 0 keep the default.
-func WithWaitTime(d time.Duration) Option {
+// withWaitTime sets how long each blocking query of Watch may wait for a
+// change (default waitTime). Each query is also bounded on the client by
+// this time plus the server's jitter (a sixteenth) plus 10 s, so a server
+// that stops answering (a frozen process, a dropped connection) ends the
+// Watch with an error instead of holding it forever. Tests shorten it.
+func withWaitTime(d time.Duration) Option {
 	return func(s *Source) {
 		if d > 0 {
 			s.wait = d
@@ -82,7 +83,7 @@ var (
 // client stays the caller's: address, ACL token, TLS, datacenter and
 // namespace are configured there (api.Config).
 func New(client *api.Client, key string, opts ...Option) *Source {
-	s := &Source{key: key, wait: DefaultWaitTime}
+	s := &Source{key: key, wait: waitTime}
 	s.reopen = func(k string) *Source { return New(client, k, opts...) }
 	for _, opt := range opts {
 		if opt != nil {
@@ -303,7 +304,7 @@ func (s *Source) Delete(ctx context.Context, expectRevision string) error {
 }
 
 // Watch watches the key with blocking queries: each asks for the key once
-// its index is past the last one seen, waiting at most WithWaitTime. It
+// its index is past the last one seen, waiting at most 30 s. It
 // starts from the index of the read that returned from (or, for a snapshot
 // from elsewhere, with a plain read that reports any difference), so a
 // change made between that read and the watch is delivered too. Every

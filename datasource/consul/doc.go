@@ -32,8 +32,7 @@
 // key; the server stores no value larger than its kv_max_value_size
 // (512 KiB by default) and refuses such a write.
 //
-// Watching: blocking queries on the key (WaitIndex, WaitTime from
-// [WithWaitTime], 30 s by default), starting from the index of the read the
+// Watching: blocking queries on the key (WaitIndex, WaitTime 30 s), starting from the index of the read the
 // Readable made, so a change made in between is delivered. Each answer
 // carries the value; one that differs from the last is delivered. Consul
 // documents that an index can go backwards (a restored or restarted
