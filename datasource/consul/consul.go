@@ -52,8 +52,8 @@ type Source struct {
 	kv     *api.KV
 	txn    *api.Txn
 	key    string
-	name   string // String
-	wait   time.Duration
+	name   string        // String
+	wait   time.Duration // of one blocking query
 	life   backend.Lifecycle
 	reg    *registry.Registry
 	reopen func(key string) *Source // New with the same client and options
@@ -303,22 +303,29 @@ func (s *Source) Delete(ctx context.Context, expectRevision string) error {
 	return nil
 }
 
-// Watch watches the key with blocking queries: each asks for the key once
-// its index is past the last one seen, waiting at most 30 s. It
-// starts from the index of the read that returned from (or, for a snapshot
-// from elsewhere, with a plain read that reports any difference), so a
-// change made between that read and the watch is delivered too. Every
-// answer carries the key's value; one that differs from the last (present
-// or not, ModifyIndex) calls changed with it.
+// Watch watches the key with blocking queries, each waiting at most 30 s
+// for the index to move past the last one seen. While the key exists it
+// blocks on the key itself (a get: its answer carries the value and the
+// ModifyIndex). While it is missing it blocks on the keys that begin with
+// it (a keys-only listing, whose index counts deletions), then gets the
+// key: Consul's get of a missing key keeps blocking when the key is missing
+// again by the time the server looks, so a key created and deleted at once
+// would go unseen although a read may have caught it in between. It
+// starts from the index of the read that returned from (or, for a
+// snapshot from elsewhere, answers at once), so a change made between that
+// read and the watch is delivered too.
 //
-// Consul documents that an index can go backwards (a server restored or
-// restarted empty, as a dev agent is): an answer whose index is below the
-// one asked for is a fresh read of the key, delivered like any other, and
-// the next query blocks from its index. An index of 0 is treated as 1.
+// Every answer whose index differs from the one asked for calls changed
+// with what the key is now: the Readable drops a hint that names the
+// document it read last, and reads again for any other. Consul documents
+// that an index can go backwards (a server restored or restarted empty, as
+// a dev agent is): such an answer is a fresh read like any other, and the
+// next query blocks from its index. An index of 0 is taken as 1.
 //
 // Watch returns datasource.ErrClosed when the Source is closed, and, for
 // the Readable to read again and watch again, on any error of a query
-// (the server unreachable, a query not answered in time, a permission
+// (the server unreachable, a query not answered in time: each is bounded
+// on the client by its wait plus a sixteenth plus 10 s, a permission
 // denied, a value over the size limit).
 func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed func(datasource.Snapshot)) error {
 	if s.life.Closed() {
@@ -326,29 +333,48 @@ func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed fu
 	}
 	ctx, stop := s.life.WatchContext(ctx)
 	defer stop()
-	prev := from
+	missing := from.Missing
 	index := s.startIndex(from)
 	log := logctx.From(ctx)
 	log.Debug("consul watch", "key", s.key, "from_index", index)
 	for {
-		qctx, cancel := context.WithTimeout(ctx, s.wait+s.wait/16+10*time.Second)
-		snap, got, err := s.get(qctx, (&api.QueryOptions{WaitIndex: index, WaitTime: s.wait}).WithContext(qctx))
-		cancel()
+		snap, got, err := s.block(ctx, index, missing)
 		if err != nil {
 			err = fmt.Errorf("consul: watch %s from index %d: %w", s.key, index, err)
 			log.Debug("consul watch broke", "key", s.key, "err", err)
 			return s.life.WatchEnded(ctx, err)
 		}
+		if got == index {
+			continue // the wait ended without a change
+		}
 		if got < index {
 			log.Debug("consul watch: index went backwards, read again", "key", s.key, "index", got, "was", index)
 		}
-		if snap.Missing != prev.Missing || snap.Revision != prev.Revision {
-			log.Debug("consul watch event", "key", s.key, "missing", snap.Missing, "revision", snap.Revision)
-			changed(snap)
-			prev = snap
-		}
-		index = max(got, 1)
+		log.Debug("consul watch event", "key", s.key, "missing", snap.Missing, "revision", snap.Revision, "index", got)
+		changed(snap)
+		missing, index = snap.Missing, max(got, 1)
 	}
+}
+
+// block runs one blocking query from index (on the key, or on the keys
+// that begin with it while it is missing) and returns what the key is
+// once the index moved, with the index to wait from next; the index
+// returned equals index when nothing changed.
+func (s *Source) block(ctx context.Context, index uint64, missing bool) (datasource.Snapshot, uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.wait+s.wait/16+10*time.Second)
+	defer cancel()
+	q := (&api.QueryOptions{WaitIndex: index, WaitTime: s.wait}).WithContext(ctx)
+	if !missing {
+		return s.get(ctx, q)
+	}
+	_, meta, err := s.kv.Keys(s.key, "", q)
+	if err != nil {
+		return datasource.Snapshot{}, 0, explain(err)
+	}
+	if meta.LastIndex == index {
+		return datasource.Snapshot{}, index, nil
+	}
+	return s.get(ctx, query(ctx))
 }
 
 // startIndex returns the index to block from: that of the response in

@@ -32,15 +32,20 @@
 // key; the server stores no value larger than its kv_max_value_size
 // (512 KiB by default) and refuses such a write.
 //
-// Watching: blocking queries on the key (WaitIndex, WaitTime 30 s), starting from the index of the read the
-// Readable made, so a change made in between is delivered. Each answer
-// carries the value; one that differs from the last is delivered. Consul
-// documents that an index can go backwards (a restored or restarted
-// server: a dev agent restarts empty): an answer below the index asked for
-// is taken as a fresh read and the watch goes on from its index. Every
-// query is bounded on the client too (wait time + 1/16 + 10 s): a frozen
-// server ends the Watch with an error. On any error Watch returns and the
-// Readable reads again, with backoff, and watches again from that read.
+// Watching: blocking queries (WaitIndex, WaitTime 30 s), starting from
+// the index of the read the Readable made, so a change made in between is
+// delivered. While the key exists Watch blocks on it; while it is missing,
+// on the keys that begin with it (a keys-only listing whose index counts
+// deletions: Consul's get of a missing key does not return when the key
+// was created and deleted meanwhile), then reads it. Every answer whose
+// index moved is a hint with what the key is now; the Readable drops one
+// that names the document it read last. Consul documents that an index
+// can go backwards (a restored or restarted server: a dev agent restarts
+// empty): such an answer is taken as a fresh read and the watch goes on
+// from its index. Every query is bounded on the client too (wait time +
+// 1/16 + 10 s): a frozen server ends the Watch with an error. On any error
+// Watch returns and the Readable reads again, with backoff, and watches
+// again from that read.
 //
 // Writing: Write is a transaction of one check-and-set ("cas" on the
 // ModifyIndex; index 0, for the expected revision "", creates the key only

@@ -178,3 +178,39 @@ func TestValueTooLarge(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, cur, after, "nothing was stored")
 }
+
+// A key created and deleted in one transaction while Watch waits on it as
+// missing: Consul's blocking get of a missing key keeps blocking when the
+// key is missing again when the server looks, so Watch also waits on the
+// keys under it (whose index counts the deletion) and reports the key as
+// it is then. A Readable whose read caught the key in between reads
+// again on that hint.
+func TestWatchSeesCreateDeleteWhileMissing(t *testing.T) {
+	srv := startConsul(t)
+	ctx := testCtx(t)
+	cli := newClient(t, srv.Addr(), "")
+	const key = "bulwark-test/flicker"
+	src := consul.New(cli, key, consul.WithWaitTime(time.Minute))
+	from, err := src.Read(ctx)
+	require.NoError(t, err)
+	require.True(t, from.Missing)
+
+	wctx, cancel := context.WithCancel(ctx)
+	hints := make(chan datasource.Snapshot, 16)
+	done := make(chan error, 1)
+	go func() { done <- src.Watch(wctx, from, func(s datasource.Snapshot) { hints <- s }) }()
+	ok, _, _, err := cli.Txn().Txn(api.TxnOps{
+		{KV: &api.KVTxnOp{Verb: api.KVSet, Key: key, Value: []byte("brief")}},
+		{KV: &api.KVTxnOp{Verb: api.KVDelete, Key: key}},
+	}, nil)
+	require.NoError(t, err)
+	require.True(t, ok)
+	select {
+	case h := <-hints:
+		assert.True(t, h.Missing, "the key is missing again")
+	case <-time.After(10 * time.Second):
+		t.Fatal("no hint within 10 s (the query waits up to a minute)")
+	}
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+}
