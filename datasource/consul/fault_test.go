@@ -129,6 +129,16 @@ func TestPermissionDenied(t *testing.T) {
 	tok, _, err := admin.ACL().TokenCreate(&api.ACLToken{Policies: []*api.ACLTokenPolicyLink{{ID: pol.ID}}}, nil)
 	require.NoError(t, err)
 
+	// Read permission only: a write is refused, and says why.
+	reader := consul.New(newClient(t, srv.Addr(), tok.SecretID), key)
+	cur, err := reader.Read(ctx)
+	require.NoError(t, err)
+	_, err = reader.Write(ctx, []byte(flowrig.Doc("a", 9)), cur.Revision)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, datasource.ErrConflict)
+	assert.Contains(t, strings.ToLower(err.Error()), "permission denied")
+	t.Logf("write with a read-only token: %v", err)
+
 	rig := flowrig.Start(t, consul.New(newClient(t, srv.Addr(), tok.SecretID), key),
 		datasource.WithReconcileInterval(200*time.Millisecond))
 	rig.WaitCount(t, "a", 1)
