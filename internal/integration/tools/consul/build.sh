@@ -5,7 +5,7 @@ set -euo pipefail
 
 out=${1:?usage: build.sh OUTPUT}
 cd "$(dirname "${BASH_SOURCE[0]}")"
-export GOFLAGS=-mod=mod CGO_ENABLED=0 GOWORK=off
+export GOFLAGS=-mod=readonly CGO_ENABLED=0 GOWORK=off
 trap 'rm -f "$out.tmp.$$"' EXIT
 go build -trimpath -o "$out.tmp.$$" github.com/hashicorp/consul
 mv -f "$out.tmp.$$" "$out"
