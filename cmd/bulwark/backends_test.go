@@ -47,10 +47,14 @@ var backends = []backend{
 		srv := integration.StartNacos(t)
 		return func(k string) string { return "nacos://" + srv.Addr() + "/" + k + "-flow-rules?group=SENTINEL_GROUP" }, srv
 	}},
+	{"consul", func(t *testing.T) (func(string) string, *integration.Server) {
+		srv := integration.StartConsul(t)
+		return func(k string) string { return "consul://" + srv.Addr() + "/bulwark/" + k + "/flow?dc=dc1" }, srv
+	}},
 }
 
 // TestBackends runs every scenario against a file and against real etcd,
-// Redis, ZooKeeper and Nacos-protocol servers (skipped without them, unless
+// Redis, ZooKeeper, Nacos-protocol and Consul servers (skipped without them, unless
 // BULWARK_IT_REQUIRE=1).
 func TestBackends(t *testing.T) {
 	for _, b := range backends {
@@ -356,6 +360,7 @@ func TestUnreachable(t *testing.T) {
 		"redis://" + addr + "/bulwark:svc:flow",
 		"zk://" + addr + "/bulwark/svc/flow",
 		"nacos://" + addr + "/svc-flow-rules",
+		"consul://" + addr + "/bulwark/svc/flow",
 	} {
 		t.Run(strings.SplitN(src, ":", 2)[0], func(t *testing.T) {
 			began := time.Now()

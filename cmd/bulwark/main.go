@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, e *env) int {
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `bulwark validates, reviews, applies and rolls back Sentinel rule documents
-in a file, etcd, Redis, ZooKeeper or Nacos.
+in a file, etcd, Redis, ZooKeeper, Nacos or Consul.
 
 Usage: bulwark COMMAND [flags] ARGS
 
@@ -99,10 +99,12 @@ Commands:
 	}
 	fmt.Fprint(w, `
 Sources: PATH or file:///PATH, etcd://HOST:2379/KEY, redis://HOST:6379/KEY[?channel=&db=],
-zk://HOST:2181/PATH, nacos://HOST:8848/DATAID[?group=&namespace=] (servers comma-separated).
-Credentials: --user/--password or BULWARK_USER/BULWARK_PASSWORD; TLS: --tls, --cacert,
---cert, --key or BULWARK_TLS_CA/_CERT/_KEY. They are never printed. The config
-center clients' own log lines are shown with -v only.
+zk://HOST:2181/PATH, nacos://HOST:8848/DATAID[?group=&namespace=] (servers comma-separated),
+consul://HOST:8500/KEY[?dc=&ns=] (one agent; CONSUL_HTTP_* variables apply).
+Credentials: --user/--password or BULWARK_USER/BULWARK_PASSWORD (Consul: the ACL token is
+--password, else CONSUL_HTTP_TOKEN); TLS: --tls, --cacert, --cert, --key or
+BULWARK_TLS_CA/_CERT/_KEY. They are never printed. The config center clients'
+own log lines are shown with -v only.
 
 Writes (apply, edit, set, rollback, promote, abort) show the change, then ask
 at a terminal; when standard input is not a terminal they refuse (exit 2)

@@ -1,5 +1,5 @@
 // Package integration gives a test a real etcd, Redis or ZooKeeper server (and, in
-// nacos*.go, a Nacos-protocol server) with controls over it: its address, Stop, Start again
+// nacos*.go, a Nacos-protocol server; in consul.go, a Consul dev agent) with controls over it: its address, Stop, Start again
 // with its data on the same address, Pause and Resume.
 //
 //	func TestSomething(t *testing.T) {
@@ -38,7 +38,9 @@
 // Stop simulates a crash in every mode; what the server acknowledged is kept (etcd and
 // ZooKeeper fsync their logs; Redis runs with appendonly yes and appendfsync always).
 // Start returns only when the server really serves: etcd answers a Get, Redis answers
-// PING, ZooKeeper's srvr command reports a Mode (ruok answers too early).
+// PING, ZooKeeper's srvr command reports a Mode (ruok answers too early). The exception is
+// Consul ([StartConsul]): a dev agent keeps its data in memory, so after Start it is empty
+// and its Raft indexes start again, the index reset Consul clients must handle.
 //
 // # Redis Cluster
 //
@@ -88,5 +90,5 @@
 //
 // A server kind implements the unexported backend interface (start, stop, pause, resume,
 // close, logs) and is wrapped by newServer, which adds the state machine, the cleanup and
-// the log printing; StartNacos lives beside StartEtcd that way.
+// the log printing; StartNacos and StartConsul live beside StartEtcd that way.
 package integration

@@ -53,6 +53,7 @@ type options struct {
 	certs     *Certs
 	tls       bool
 	redisArgs []string
+	consulACL string // WithConsulACL: the initial management token
 }
 
 // WithTLS makes the server accept TLS connections only, with a server certificate for

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -78,6 +80,33 @@ func (p *process) signal(sig syscall.Signal) error {
 		return fmt.Errorf("signal %v: %w", sig, err)
 	}
 	return nil
+}
+
+// freeze stops the process group with SIGSTOP and returns once every thread of the
+// process is stopped: the signal takes effect asynchronously, and a busy multi-threaded
+// server (Consul) may answer one more request before it does.
+func (p *process) freeze(ctx context.Context) error {
+	if err := p.signal(sigStop); err != nil {
+		return err
+	}
+	return poll(ctx, 5*time.Millisecond, func(context.Context) error {
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", p.cmd.Process.Pid))
+		if err != nil || len(tasks) == 0 {
+			return fmt.Errorf("list the threads of %s: %v", p.name, err)
+		}
+		for _, task := range tasks {
+			stat, err := os.ReadFile(task)
+			if err != nil {
+				continue // the thread ended
+			}
+			// pid (comm) state ...: the state follows the last ")".
+			i := strings.LastIndexByte(string(stat), ')')
+			if i < 0 || i+2 >= len(stat) || (stat[i+2] != 'T' && stat[i+2] != 't') {
+				return fmt.Errorf("%s: a thread is not stopped yet", p.name)
+			}
+		}
+		return nil
+	})
 }
 
 // kill kills the process group with SIGKILL and waits until the process is gone.

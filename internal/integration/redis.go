@@ -149,9 +149,9 @@ type processBackend struct {
 func (b *processBackend) start(ctx context.Context) error {
 	return b.p.startAndWait(ctx, func(ctx context.Context) error { return b.ready(ctx, b.addr) })
 }
-func (b *processBackend) stop(ctx context.Context) error { return b.p.kill(ctx) }
-func (b *processBackend) pause(context.Context) error    { return b.p.signal(sigStop) }
-func (b *processBackend) resume(context.Context) error   { return b.p.signal(sigCont) }
+func (b *processBackend) stop(ctx context.Context) error  { return b.p.kill(ctx) }
+func (b *processBackend) pause(ctx context.Context) error { return b.p.freeze(ctx) }
+func (b *processBackend) resume(context.Context) error    { return b.p.signal(sigCont) }
 func (b *processBackend) close(ctx context.Context) error {
 	return b.p.kill(ctx)
 }

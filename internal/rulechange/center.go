@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	consulapi "github.com/hashicorp/consul/api"
 	"github.com/nacos-group/nacos-sdk-go/v2/clients"
 	"github.com/nacos-group/nacos-sdk-go/v2/common/constant"
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
@@ -24,6 +25,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/consul"
 	"github.com/bulwark-go/bulwark/datasource/etcd"
 	"github.com/bulwark-go/bulwark/datasource/file"
 	"github.com/bulwark-go/bulwark/datasource/nacos"
@@ -36,7 +38,8 @@ import (
 type Options struct {
 	// Timeout bounds each request (and dialling); 0 is DefaultTimeout.
 	Timeout time.Duration
-	// User and Password sign in (etcd, Redis ACL, Nacos; ZooKeeper digest).
+	// User and Password sign in (etcd, Redis ACL, Nacos; ZooKeeper digest;
+	// Consul: Password is the ACL token).
 	User, Password string
 	// TLS connects with TLS (etcd, Redis, Nacos); set also by CAFile or
 	// CertFile.
@@ -131,7 +134,7 @@ func closeBounded(fn func()) {
 	}
 }
 
-var schemes = []string{"file", "etcd", "redis", "zk", "zookeeper", "nacos"}
+var schemes = []string{"file", "etcd", "redis", "zk", "zookeeper", "nacos", "consul"}
 
 // IsURL says whether arg names a config center rather than a file path.
 func IsURL(arg string) bool {
@@ -150,8 +153,9 @@ func IsURL(arg string) bool {
 // Open connects to the document named by raw: a path or file:///path,
 // etcd://host:2379/key, redis://host:6379/key (?channel=, default key +
 // ":changed"; ?db=), zk://host:2181/path, nacos://host:8848/dataId
-// (?group=, default DEFAULT_GROUP; ?namespace=); several servers separated
-// by commas. Credentials go in o, never in the URL. A malformed source is
+// (?group=, default DEFAULT_GROUP; ?namespace=), consul://host:8500/key
+// (?dc=, ?ns=; one agent, the ACL token is o.Password, else
+// CONSUL_HTTP_TOKEN); several servers separated by commas. Credentials go in o, never in the URL. A malformed source is
 // ErrArgument, a center that cannot be reached within the timeout
 // ErrUnreachable.
 func Open(ctx context.Context, raw string, o Options) (*Center, error) {
@@ -169,7 +173,7 @@ func Open(ctx context.Context, raw string, o Options) (*Center, error) {
 func dial(ctx context.Context, raw string, o *Options) (*Center, error) {
 	if !IsURL(raw) {
 		if strings.Contains(raw, "://") {
-			return nil, classf(ErrArgument, "unknown source scheme in %q: want a path, file://, etcd://, redis://, zk:// or nacos://", redact(raw))
+			return nil, classf(ErrArgument, "unknown source scheme in %q: want a path, file://, etcd://, redis://, zk://, nacos:// or consul://", redact(raw))
 		}
 		return openFile(raw, raw)
 	}
@@ -206,6 +210,8 @@ func dial(ctx context.Context, raw string, o *Options) (*Center, error) {
 		return openRedis(hosts, strings.TrimPrefix(key, "/"), u.Query(), display, o, tlsCfg)
 	case "zk", "zookeeper":
 		return openZooKeeper(ctx, hosts, key, display, o, tlsCfg)
+	case "consul":
+		return openConsul(hosts, strings.TrimPrefix(key, "/"), u.Query(), display, o, tlsCfg)
 	default:
 		return openNacos(hosts, strings.TrimPrefix(key, "/"), u.Query(), display, o, tlsCfg)
 	}
@@ -309,6 +315,36 @@ func openZooKeeper(ctx context.Context, hosts []string, path, display string, o 
 		doc:  zookeeper.New(conn, path, zookeeper.WithServers(hosts...)),
 		hist: zookeeper.New(conn, path+historySuffix, zookeeper.WithServers(hosts...)), histName: path + historySuffix,
 		reconcile: 30 * time.Second, closeFn: conn.Close}, nil
+}
+
+// openConsul opens a key on one Consul agent. The client starts from
+// api.DefaultConfig, so the CONSUL_HTTP_* variables apply (CONSUL_HTTP_TOKEN
+// when o.Password is empty); the URL's host, ?dc= and ?ns= and o's TLS win.
+func openConsul(hosts []string, key string, q url.Values, display string, o *Options, tlsCfg *tls.Config) (*Center, error) {
+	if len(hosts) != 1 {
+		return nil, classf(ErrArgument, "source %s: name one Consul agent (it forwards to the servers)", display)
+	}
+	cfg := consulapi.DefaultConfig()
+	cfg.Address, cfg.Scheme = hosts[0], "http"
+	if dc := q.Get("dc"); dc != "" {
+		cfg.Datacenter = dc
+	}
+	if ns := q.Get("ns"); ns != "" {
+		cfg.Namespace = ns
+	}
+	if o.Password != "" {
+		cfg.Token, cfg.TokenFile = o.Password, ""
+	}
+	if tlsCfg != nil {
+		cfg.Scheme = "https"
+		cfg.Transport.TLSClientConfig = tlsCfg
+	}
+	cli, err := consulapi.NewClient(cfg)
+	if err != nil {
+		return nil, class(ErrArgument, fmt.Errorf("%s: %w", display, err))
+	}
+	return &Center{display: display, name: key, doc: consul.New(cli, key), hist: consul.New(cli, key+historySuffix),
+		histName: key + historySuffix, reconcile: 30 * time.Second, closeFn: cfg.Transport.CloseIdleConnections}, nil
 }
 
 func openNacos(hosts []string, dataID string, q url.Values, display string, o *Options, tlsCfg *tls.Config) (*Center, error) {
