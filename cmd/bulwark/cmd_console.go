@@ -48,7 +48,6 @@ type consoleOptions struct {
 	sources, instances        listFlag
 	canary                    listFlag
 	fetchTimeout              time.Duration
-	verbose                   bool
 }
 
 // listFlag is a flag that may be repeated and takes comma-separated values.
@@ -80,7 +79,6 @@ func runConsole(ctx context.Context, e *env, args []string) error {
 	fs.Var(&co.instances, "instances", "admin page URLs of instances to show besides the registered ones (comma-separated)")
 	fs.Var(&co.canary, "canary", "canary groups (datasource.WithOverlay) to show and write, besides those the center lists (comma-separated)")
 	fs.DurationVar(&co.fetchTimeout, "instance-timeout", time.Second, "give up on an instance's admin page (or a registry) after this long")
-	fs.BoolVar(&co.verbose, "v", false, "log every write and failure to stderr")
 	if _, err := parse(e, c, fs, args, 0, 0); err != nil {
 		return err
 	}
@@ -100,7 +98,7 @@ func runConsole(ctx context.Context, e *env, args []string) error {
 		docs = append(docs, console.Document{Center: ctr})
 	}
 	log := slog.New(slog.DiscardHandler)
-	if co.verbose {
+	if o.verbose { // -v (connFlags): the console's writes and failures, and the clients' log lines
 		log = slog.New(slog.NewTextHandler(e.stderr, nil))
 	}
 	srv := console.New(docs, console.WithUsersFile(co.users), console.WithAuthHeader(co.authHeader),
