@@ -295,6 +295,7 @@ func TestConsoleInChromium(t *testing.T) {
 	// Click an instance: its own view.
 	require.NoError(t, chromedp.Do(ed, chromedp.Click(chromedp.CSS(`#instances tr[data-id=service-1]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#detail .instance-resources tr[data-resource="GET /orders"]`))))
+	assert.Contains(t, text(t, ed, `#detail p.muted`), "flow 1 rule at revision ", "counts with units")
 
 	poll[bool](t, ed, "the fleet's blocks", `Number(document.querySelector('#resources tr[data-resource="GET /orders"] td.block')?.textContent) > 0`)
 	png, err := chromedp.Run(ed, chromedp.FullScreenshot(100))

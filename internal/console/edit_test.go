@@ -157,7 +157,9 @@ func TestEditInvalid(t *testing.T) {
 	got := v["findings"].([]any)[0].(map[string]any)
 	assert.Equal(t, fs[0].Message, got["message"])
 	assert.Equal(t, fs[0].Path, got["path"])
-	assert.Contains(t, v["error"], `the edited document:2:3: [0] "GET /orders": count: must be >= 0`)
+	// Line 2 of the canonical document (one rule a line, indented two
+	// spaces), at the rule's first field, as bulwark validate points.
+	assert.Contains(t, v["error"], `the edited document:2:4: [0] "GET /orders": count: must be >= 0`)
 
 	code, v = ed.write("/api/edit", countEdit(d, "lots", false))
 	require.Equal(t, http.StatusUnprocessableEntity, code, "%v", v)
