@@ -1,6 +1,7 @@
 package admin_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -104,6 +105,18 @@ func TestSuggestAPI(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, doc, rs.Flow)
 	assert.Equal(t, degrade, rs.CircuitBreaker)
+	// In the compact form bulwark suggest prints: only what differs from
+	// Java's defaults.
+	for name, d := range map[string]json.RawMessage{"flow": s.Documents.Flow, "degrade": s.Documents.Degrade, "ruleset": s.Documents.RuleSet, "resource flow": r.Flow, "resource degrade": r.Degrade} {
+		assert.NotContains(t, string(d), `"refResource"`, name)
+		assert.NotContains(t, string(d), `"statIntervalMs":1000`, name)
+		assert.NotContains(t, string(d), `"clusterMode":false`, name)
+	}
+	want0, err := converter.FlowRules().(converter.Compacter[[]flow.Rule]).EncodeCompact(doc)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, json.Compact(&buf, want0))
+	assert.Equal(t, buf.String(), string(s.Documents.Flow))
 
 	for _, q := range []string{"period=forever", "period=2h", "period=-1m", "factor=0.5", "factor=NaN", "factor=11"} {
 		resp, body := get(t, srv.URL+"/api/suggest?"+q)

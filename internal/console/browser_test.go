@@ -196,6 +196,10 @@ func TestConsoleInChromium(t *testing.T) {
 	assert.Equal(t, "100", text(t, ed, `#diff tr[data-field=count] td.from`))
 	assert.Equal(t, "5", text(t, ed, `#diff tr[data-field=count] td.to`))
 	assert.Equal(t, "1 rule: 1 changed", text(t, ed, `#review-summary`))
+	// The rules table shows the compact form, enums by name; the fleet's
+	// time is 24-hour.
+	assert.Equal(t, "count 100", text(t, ed, `#rule-list tr[data-resource="GET /orders"] td.fields`), "nothing at its default is listed")
+	assert.Regexp(t, `^at \d\d:\d\d:\d\d$`, text(t, ed, `#fleet-time`))
 	require.NoError(t, chromedp.Do(ed, chromedp.Click(chromedp.CSS(`#apply`))))
 	applied := poll[string](t, ed, "applied", `(() => { const a = document.querySelector('#apply-result .applied'); return a ? a.textContent : false; })()`)
 	assert.Contains(t, applied, "applied: revision")
@@ -218,6 +222,17 @@ func TestConsoleInChromium(t *testing.T) {
 	// The history shows who changed what.
 	poll[bool](t, ed, "the history entry", `[...document.querySelectorAll('#history td.author')].some(td => td.textContent === 'ed')`)
 	assert.Contains(t, text(t, ed, `#history tbody tr:first-child td.diff-lines`), "~ GET /orders: count 100 → 5")
+	assert.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`, text(t, ed, `#history tbody tr:first-child td.when`), "24-hour, as admin's page")
+	poll[bool](t, ed, "the new count listed", `document.querySelector('#rule-list tr[data-resource="GET /orders"] td.fields')?.textContent === "count 5"`)
+	// An enum field shows its name beside its number and takes a name;
+	// the review shows names, as the CLI's diff does.
+	require.NoError(t, chromedp.Do(ed, chromedp.Click(chromedp.CSS(`#rule-list tr[data-resource="GET /orders"] button.edit`))))
+	assert.Equal(t, " reject", text(t, ed, `.field[data-field=controlBehavior] .name`))
+	assert.Equal(t, " QPS", text(t, ed, `.field[data-field=grade] .name`))
+	require.NoError(t, chromedp.Do(ed, chromedp.SetValue(chromedp.CSS(`#f-controlBehavior`), "warmUp"), chromedp.Click(chromedp.CSS(`#review`))))
+	poll[bool](t, ed, "the enum review", `document.querySelector('#diff tr[data-field=controlBehavior] td.to')?.textContent === "warmUp"`)
+	assert.Equal(t, "reject", text(t, ed, `#diff tr[data-field=controlBehavior] td.from`))
+	require.NoError(t, chromedp.Do(ed, chromedp.Click(chromedp.CSS(`#cancel-review`)), chromedp.Click(chromedp.CSS(`#cancel-edit`))))
 
 	// A viewer: no edit buttons, and a write is refused.
 	vi := tab(t, ctx)
@@ -253,6 +268,8 @@ func TestConsoleInChromium(t *testing.T) {
 	conflict := poll[string](t, other, "the conflict", `(() => { const c = document.getElementById('conflict'); return !c.classList.contains('hidden') ? c.textContent : false; })()`)
 	assert.Contains(t, conflict, "changed since you read it")
 	assert.Contains(t, conflict, "~ GET /orders: count 5 → 7", "the other change is shown")
+	assert.Regexp(t, ` at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d: `, conflict, "24-hour")
+	assert.NotRegexp(t, `[AP]M`, conflict)
 	assert.Equal(t, 7.0, redisCount(t, cli, key), "the first edit is not lost")
 	// Redo on the new document: the form keeps 9 and shows 7; the new
 	// review is 7 → 9.
@@ -278,6 +295,7 @@ func TestConsoleInChromium(t *testing.T) {
 	// Click an instance: its own view.
 	require.NoError(t, chromedp.Do(ed, chromedp.Click(chromedp.CSS(`#instances tr[data-id=service-1]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#detail .instance-resources tr[data-resource="GET /orders"]`))))
+	assert.Contains(t, text(t, ed, `#detail p.muted`), "flow 1 rule at revision ", "counts with units")
 
 	poll[bool](t, ed, "the fleet's blocks", `Number(document.querySelector('#resources tr[data-resource="GET /orders"] td.block')?.textContent) > 0`)
 	png, err := chromedp.Run(ed, chromedp.FullScreenshot(100))

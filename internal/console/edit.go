@@ -26,6 +26,11 @@ type ruleView struct {
 	Label    string          `json:"label"`
 	Resource string          `json:"resource"`
 	Rule     json.RawMessage `json:"rule"` // the canonical rule, fields in Java's order
+	// Text is the rule for a person: the fields that differ from Java's
+	// defaults, enums by name, as the CLI's diff lines show a rule.
+	Text string `json:"text"`
+	// Names name the enum values among the rule's fields ({"grade": "QPS"}).
+	Names map[string]string `json:"names"`
 }
 
 // docView is what /api/doc answers: the document as read, its rules, or
@@ -156,7 +161,7 @@ func (s *Server) readDoc(ctx context.Context, i int, c *rulechange.Center) (docV
 		return v, nil
 	}
 	for _, r := range rules {
-		v.Rules = append(v.Rules, ruleView{Section: r.Section, Index: r.Index, Label: r.Label(), Resource: r.Resource(), Rule: encodeRule(r)})
+		v.Rules = append(v.Rules, ruleView{Section: r.Section, Index: r.Index, Label: r.Label(), Resource: r.Resource(), Rule: encodeRule(r), Text: r.Text(), Names: r.Names()})
 	}
 	groups := slices.Clone(s.cfg.canary)
 	if listed, note, err := c.OverlayGroups(ctx); err == nil {

@@ -79,6 +79,9 @@ func TestEditReviewApply(t *testing.T) {
 	rules := d["rules"].([]any)
 	require.Len(t, rules, 1)
 	assert.Equal(t, "GET /orders", rules[0].(map[string]any)["resource"])
+	// For a person: the compact form, enums by name.
+	assert.Equal(t, "count 10", rules[0].(map[string]any)["text"])
+	assert.Equal(t, map[string]any{"grade": "QPS", "strategy": "direct", "controlBehavior": "reject"}, rules[0].(map[string]any)["names"])
 
 	code, v := ed.write("/api/edit", countEdit(d, 5, true))
 	require.Equal(t, http.StatusOK, code, "%v", v)
@@ -87,7 +90,18 @@ func TestEditReviewApply(t *testing.T) {
 	ch := v["changes"].([]any)[0].(map[string]any)
 	assert.Equal(t, "changed", ch["op"])
 	assert.Equal(t, "GET /orders", ch["rule"])
-	assert.Equal(t, []any{map[string]any{"field": "count", "from": 10.0, "to": 5.0}}, ch["fields"])
+	assert.Equal(t, []any{map[string]any{"field": "count", "from": 10.0, "to": 5.0, "text": "count 10 → 5", "fromText": "10", "toText": "5"}}, ch["fields"])
+	assert.Equal(t, "~ GET /orders: count 10 → 5", ch["line"], "the line the CLI prints")
+
+	// An enum by its name: the change reads as the CLI prints it.
+	code, v = ed.write("/api/edit", map[string]any{"source": 0, "revision": d["revision"], "op": "change", "index": 0, "review": true,
+		"rule": map[string]any{"resource": "GET /orders", "count": 10, "controlBehavior": "warmUp"}})
+	require.Equal(t, http.StatusOK, code, "%v", v)
+	ch = v["changes"].([]any)[0].(map[string]any)
+	assert.Equal(t, "~ GET /orders: controlBehavior reject → warmUp", ch["line"])
+	f := ch["fields"].([]any)[0].(map[string]any)
+	assert.Equal(t, "reject", f["fromText"])
+	assert.Equal(t, "warmUp", f["toText"])
 	assert.Equal(t, 10.0, flowCount(t, path), "a review writes nothing")
 
 	code, v = ed.write("/api/edit", countEdit(d, 5, false))
@@ -111,6 +125,8 @@ func TestEditReviewApply(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%v", v)
 	assert.Equal(t, "removed", v["changes"].([]any)[0].(map[string]any)["op"])
 	assert.Equal(t, "GET /items", v["changes"].([]any)[0].(map[string]any)["rule"])
+	assert.Equal(t, "count 7", v["changes"].([]any)[0].(map[string]any)["text"])
+	assert.Equal(t, "- GET /items: count 7", v["changes"].([]any)[0].(map[string]any)["line"])
 	assert.Equal(t, 5.0, flowCount(t, path))
 
 	// Roll back the first change: reviewed, then written.
@@ -141,7 +157,9 @@ func TestEditInvalid(t *testing.T) {
 	got := v["findings"].([]any)[0].(map[string]any)
 	assert.Equal(t, fs[0].Message, got["message"])
 	assert.Equal(t, fs[0].Path, got["path"])
-	assert.Contains(t, v["error"], `the edited document:2:3: [0] "GET /orders": count: must be >= 0`)
+	// Line 2 of the canonical document (one rule a line, indented two
+	// spaces), at the rule's first field, as bulwark validate points.
+	assert.Contains(t, v["error"], `the edited document:2:4: [0] "GET /orders": count: must be >= 0`)
 
 	code, v = ed.write("/api/edit", countEdit(d, "lots", false))
 	require.Equal(t, http.StatusUnprocessableEntity, code, "%v", v)
@@ -259,6 +277,7 @@ func TestCanaryPromoteAbort(t *testing.T) {
 	g := d["groups"].([]any)[0].(map[string]any)
 	require.Equal(t, true, g["exists"], "%v", g)
 	assert.Equal(t, "count", g["changes"].([]any)[0].(map[string]any)["fields"].([]any)[0].(map[string]any)["field"])
+	assert.Equal(t, "~ GET /orders: count 10 → 15", g["changes"].([]any)[0].(map[string]any)["line"], "the group's line as the CLI prints it")
 
 	code, v = ed.write("/api/promote", map[string]any{"source": 0, "revision": d["revision"], "group": "blue", "review": true})
 	require.Equal(t, http.StatusOK, code, "%v", v)

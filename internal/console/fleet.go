@@ -176,7 +176,7 @@ func (f *fleet) refresh(ctx context.Context) {
 				Addr: in.Addr, AdminURL: in.AdminURL, Beat: in.Beat, State: stateUp}
 			if in.Stale {
 				iv.State = stateStale
-				iv.Why = fmt.Sprintf("no beat since %s (every %v)", in.Beat.Format(time.RFC3339), in.Interval)
+				iv.Why = fmt.Sprintf("no beat since %s (every %v)", beatTime(in.Beat), in.Interval)
 			}
 			v.Instances = append(v.Instances, iv)
 		}
@@ -275,7 +275,7 @@ func (f *fleet) refresh(ctx context.Context) {
 		case v.Time.Sub(iv.Beat) > forgetAfter || iv.Beat.IsZero():
 			delete(f.seen, key)
 		default:
-			iv.State, iv.Why, iv.Resources = stateStale, "its record expired: no beat since "+iv.Beat.Format(time.RFC3339), 0
+			iv.State, iv.Why, iv.Resources = stateStale, "its record expired: no beat since "+beatTime(iv.Beat), 0
 			v.Instances = append(v.Instances, iv)
 		}
 	}
@@ -326,3 +326,7 @@ func (f *fleet) fetch(ctx context.Context, adminURL string) (json.RawMessage, er
 	}
 	return body, nil
 }
+
+// beatTime is a beat's time for a person: 24-hour, in UTC (the page's
+// reader may be elsewhere), "2026-12-06 16:48:29 UTC".
+func beatTime(t time.Time) string { return t.UTC().Format(time.DateTime) + " UTC" }

@@ -246,4 +246,5 @@ func TestFleetKilledInstanceStale(t *testing.T) {
 	assert.Equal(t, "up", last["i-1"]["state"])
 	assert.Equal(t, "up", last["i-3"]["state"])
 	assert.Contains(t, last["i-2"]["why"], "no beat since")
+	assert.Regexp(t, `no beat since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC`, last["i-2"]["why"], "24-hour, not RFC 3339")
 }

@@ -74,7 +74,13 @@ func Diff(from, to []Rule) []Change {
 }
 
 func wholeRule(op string, r Rule) Change {
-	c := Change{Op: op, Section: r.Section, Rule: r.Label(), Value: encodeFields(r.Fields), kind: r.Kind}
+	return Change{Op: op, Section: r.Section, Rule: r.Label(), Value: encodeFields(r.Fields), kind: r.Kind, shown: r.shown()}
+}
+
+// shown are the rule's fields worth showing: those that differ from the
+// kind's defaults, but its resource (the label names it).
+func (r Rule) shown() []Field {
+	var out []Field
 	def := r.Kind.defaults()
 	for _, f := range r.Fields {
 		if f.Name == "resource" {
@@ -83,9 +89,38 @@ func wholeRule(op string, r Rule) Change {
 		if d, ok := def[f.Name]; ok && bytes.Equal(d, compact(f.Value)) {
 			continue
 		}
-		c.shown = append(c.shown, f)
+		out = append(out, f)
 	}
-	return c
+	return out
+}
+
+// Text is the rule's fields for a person, as a diff line shows an added
+// rule: those that differ from the kind's defaults, enums by name
+// ("count 5, controlBehavior warmUp"); "" when every field but the
+// resource holds its default.
+func (r Rule) Text() string { return r.Kind.fieldsText(r.shown()) }
+
+// Names are the names of the rule's enum values, by field
+// ({"grade": "QPS", "controlBehavior": "reject"}).
+func (r Rule) Names() map[string]string {
+	out := map[string]string{}
+	for _, f := range r.Fields {
+		if enumNames[r.Kind.name][f.Name] == nil {
+			continue
+		}
+		if s := r.Kind.show(f.Name, f.Value); s != string(compact(f.Value)) {
+			out[f.Name] = s
+		}
+	}
+	return out
+}
+
+func (k *Kind) fieldsText(fs []Field) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = fmt.Sprintf("%s %s", f.Name, k.show(f.Name, f.Value))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func diffFields(prefix string, from, to []Field) []FieldChange {
@@ -141,7 +176,7 @@ func (c Change) Line() string {
 	case "changed":
 		parts := make([]string, len(c.Fields))
 		for i, f := range c.Fields {
-			parts[i] = fmt.Sprintf("%s %s → %s", f.Field, c.kind.show(f.Field, f.From), c.kind.show(f.Field, f.To))
+			parts[i] = c.fieldText(f)
 		}
 		return "~ " + c.Rule + ": " + strings.Join(parts, ", ")
 	default:
@@ -149,16 +184,43 @@ func (c Change) Line() string {
 		if c.Op == "removed" {
 			sign = "- "
 		}
-		parts := make([]string, len(c.shown))
-		for i, f := range c.shown {
-			parts[i] = fmt.Sprintf("%s %s", f.Name, c.kind.show(f.Name, f.Value))
-		}
 		line := sign + c.Rule
-		if len(parts) > 0 {
-			line += ": " + strings.Join(parts, ", ")
+		if t := c.kind.fieldsText(c.shown); t != "" {
+			line += ": " + t
 		}
 		return line
 	}
+}
+
+// fieldText is one field change for a person: "controlBehavior reject → warmUp".
+func (c Change) fieldText(f FieldChange) string {
+	return fmt.Sprintf("%s %s → %s", f.Field, c.kind.show(f.Field, f.From), c.kind.show(f.Field, f.To))
+}
+
+// MarshalJSON adds what a person reads to the change: its line (Line),
+// the text of an added or removed rule's fields, and each field change's
+// text and values, enums by name, so that a page shows what the CLI prints.
+func (c Change) MarshalJSON() ([]byte, error) {
+	type plain Change
+	type field struct {
+		FieldChange
+		Text     string `json:"text"`     // "controlBehavior reject → warmUp"
+		FromText string `json:"fromText"` // "reject"
+		ToText   string `json:"toText"`   // "warmUp"
+	}
+	out := struct {
+		plain
+		Fields []field `json:"fields,omitempty"`
+		Line   string  `json:"line"`
+		Text   string  `json:"text,omitempty"` // an added or removed rule's fields
+	}{plain: plain(c), Line: c.Line()}
+	for _, f := range c.Fields {
+		out.Fields = append(out.Fields, field{FieldChange: f, Text: c.fieldText(f), FromText: c.kind.show(f.Field, f.From), ToText: c.kind.show(f.Field, f.To)})
+	}
+	if c.Op != "changed" {
+		out.Text = c.kind.fieldsText(c.shown)
+	}
+	return json.Marshal(out)
 }
 
 // Summary counts changes: "1 rule changed, 1 added, 2 removed".

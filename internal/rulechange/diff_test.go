@@ -1,6 +1,7 @@
 package rulechange
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -90,4 +91,25 @@ func TestDetect(t *testing.T) {
 	// An empty list is any kind: the key's name decides.
 	assert.Equal(t, "degrade", Detect([]byte(`[]`), HintFrom("order-service-degrade-rules")).name)
 	assert.Equal(t, "flow", Detect([]byte(`[]`), "").name)
+}
+
+// TestChangeJSON: a change carries what a person reads (its line, each
+// field's text, enums by name), so that a page shows what the CLI prints.
+func TestChangeJSON(t *testing.T) {
+	k, err := KindNamed("flow")
+	require.NoError(t, err)
+	a, err := k.Rules([]byte(`[{"resource":"a","count":1},{"resource":"b","count":3,"controlBehavior":2}]`), false)
+	require.NoError(t, err)
+	b, err := k.Rules([]byte(`[{"resource":"a","count":1,"controlBehavior":"warmUp"}]`), false)
+	require.NoError(t, err)
+	assert.Equal(t, "count 3, controlBehavior rateLimiter", a[1].Text(), "the compact form, enums by name")
+	assert.Equal(t, map[string]string{"grade": "QPS", "strategy": "direct", "controlBehavior": "rateLimiter"}, a[1].Names())
+	out, err := json.Marshal(Diff(a, b))
+	require.NoError(t, err)
+	assert.JSONEq(t, `[
+	  {"op":"changed","rule":"a","line":"~ a: controlBehavior reject → warmUp",
+	   "fields":[{"field":"controlBehavior","from":0,"to":1,"text":"controlBehavior reject → warmUp","fromText":"reject","toText":"warmUp"}]},
+	  {"op":"removed","rule":"b","line":"- b: count 3, controlBehavior rateLimiter","text":"count 3, controlBehavior rateLimiter",
+	   "value":{"resource":"b","limitApp":"default","grade":1,"count":3,"strategy":0,"refResource":"","controlBehavior":2,"warmUpPeriodSec":10,"maxQueueingTimeMs":500,"clusterMode":false,"clusterConfig":null}}
+	]`, string(out))
 }
