@@ -58,7 +58,7 @@ func TestFollowsLiveChanges(t *testing.T) {
 	waitOut("~ GET /orders: count 20 → 5")
 
 	set(`[{"resource":"GET /orders","count":-5}]`)
-	waitOut("error (1 failures): ")
+	waitOut("error (1 failure): ")
 	waitOut("count: must be >= 0")
 	waitOut("document rejected: the 1 rules in force stay")
 
