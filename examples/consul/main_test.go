@@ -60,7 +60,7 @@ func TestFollowsLiveChanges(t *testing.T) {
 	set(`[{"resource":"GET /orders","count":-5}]`)
 	waitOut("error (1 failure): ")
 	waitOut("count: must be >= 0")
-	waitOut("document rejected: the 1 rules in force stay")
+	waitOut("document rejected: the 1 rule in force stays")
 
 	_, err = kv.Delete(key, wo)
 	require.NoError(t, err)
