@@ -1,12 +1,10 @@
 package admin_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -24,54 +22,15 @@ import (
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/file"
+	"github.com/bulwark-go/bulwark/internal/browsertest"
 	"github.com/bulwark-go/bulwark/internal/integration"
 )
-
-// chromium returns the path of Debian's chromium. Without it the test is
-// skipped, unless BULWARK_IT_REQUIRE=1 (CI) makes that a failure.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("BULWARK_IT_REQUIRE") == "1" {
-		t.Fatal("admin: chromium is not installed (apt-get install chromium) and BULWARK_IT_REQUIRE=1")
-	}
-	t.Skip("chromium is not installed; BULWARK_IT_REQUIRE=1 makes this a failure")
-	return ""
-}
-
-// artifactDir is where the test saves its screenshot: $BULWARK_ARTIFACTS
-// when set (CI uploads it), else a temporary directory.
-func artifactDir(t *testing.T) string {
-	if d := os.Getenv("BULWARK_ARTIFACTS"); d != "" {
-		require.NoError(t, os.MkdirAll(d, 0o755))
-		return d
-	}
-	return t.TempDir()
-}
-
-// browse starts headless Chromium for the test: its context ends with the
-// test, or after 90 s.
-func browse(t *testing.T, browser string) context.Context {
-	alloc, cancelAlloc := chromedp.NewExecAllocator(bg, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1280, 1000))...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(cancelTimeout)
-	return ctx
-}
 
 // TestPageInChromium loads the page in headless Chromium while traffic
 // flows and a rule changes through a real file datasource, and checks
 // that the resource, its blocked count and the change event appear.
 func TestPageInChromium(t *testing.T) {
-	browser := chromium(t)
+	browser := browsertest.Chromium(t)
 
 	dir := t.TempDir()
 	rulesPath := filepath.Join(dir, "flow-rules.json")
@@ -137,7 +96,7 @@ func TestPageInChromium(t *testing.T) {
 	}()
 	defer func() { close(stop); wg.Wait() }()
 
-	ctx := browse(t, browser)
+	ctx := browsertest.Start(t, browser, 1280, 1000, 90*time.Second)
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/debug/bulwark/"),
@@ -208,7 +167,7 @@ func TestPageInChromium(t *testing.T) {
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
 	require.Greater(t, len(png), 10_000)
-	out := filepath.Join(artifactDir(t), "admin.png")
+	out := filepath.Join(browsertest.ArtifactDir(t), "admin.png")
 	require.NoError(t, os.WriteFile(out, png, 0o644))
 	t.Logf("screenshot: %s", out)
 	if os.Getenv("BULWARK_UPDATE_DOCS") == "1" {
@@ -226,11 +185,11 @@ func TestPageInChromium(t *testing.T) {
 // that measured known traffic (see knownTraffic), changes the factor, and
 // copies a document.
 func TestSuggestionsInChromium(t *testing.T) {
-	browser := chromium(t)
+	browser := browsertest.Chromium(t)
 	e := knownTraffic(t)
 	srv := httptest.NewServer(admin.Handler(e))
 	defer srv.Close()
-	ctx := browse(t, browser)
+	ctx := browsertest.Start(t, browser, 1280, 1000, 90*time.Second)
 
 	row := `tr[data-suggest="GET /orders"]`
 	require.NoError(t, chromedp.Do(ctx,
@@ -275,7 +234,7 @@ func TestSuggestionsInChromium(t *testing.T) {
 
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
-	out := filepath.Join(artifactDir(t), "admin-suggest.png")
+	out := filepath.Join(browsertest.ArtifactDir(t), "admin-suggest.png")
 	require.NoError(t, os.WriteFile(out, png, 0o644))
 	t.Logf("screenshot: %s", out)
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -24,6 +25,7 @@ import (
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/file"
+	"github.com/bulwark-go/bulwark/internal/browsertest"
 )
 
 // followed is an engine whose flow rules come from a file datasource
@@ -97,9 +99,9 @@ func TestStateWritesEnumsByName(t *testing.T) {
 // TestPageWithoutJavaScript: with scripts disabled the browser shows the
 // server's summary.
 func TestPageWithoutJavaScript(t *testing.T) {
-	browser := chromium(t)
+	browser := browsertest.Chromium(t)
 	srv := followed(t)
-	ctx := browse(t, browser)
+	ctx := browsertest.Start(t, browser, 1280, 1000, 90*time.Second)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
@@ -121,7 +123,7 @@ func TestPageWithoutJavaScript(t *testing.T) {
 	}
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
-	out := filepath.Join(artifactDir(t), "admin-nojs.png")
+	out := filepath.Join(browsertest.ArtifactDir(t), "admin-nojs.png")
 	require.NoError(t, os.WriteFile(out, png, 0o644))
 	t.Logf("screenshot: %s", out)
 }
@@ -131,13 +133,13 @@ func TestPageWithoutJavaScript(t *testing.T) {
 // headers, times on a 24-hour clock, counts with units, and suggestion
 // notes that wrap between words, never inside one.
 func TestPageInChromiumIsComplete(t *testing.T) {
-	browser := chromium(t)
+	browser := browsertest.Chromium(t)
 	e := core.NewEngine()
 	defer e.Close()
 	srv := httptest.NewServer(admin.Handler(e))
 	defer srv.Close()
 	require.Zero(t, drive(e, "GET /orders", 3)) // too little traffic to suggest rules: a note says why
-	ctx := browse(t, browser)
+	ctx := browsertest.Start(t, browser, 1280, 1000, 90*time.Second)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			_, err := cdp.Call(ctx, tg, emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: "en_US"})
@@ -196,7 +198,7 @@ func TestPageInChromiumIsComplete(t *testing.T) {
 
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
-	out := filepath.Join(artifactDir(t), "admin-phone.png")
+	out := filepath.Join(browsertest.ArtifactDir(t), "admin-phone.png")
 	require.NoError(t, os.WriteFile(out, png, 0o644))
 	t.Logf("screenshot: %s", out)
 }

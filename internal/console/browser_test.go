@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -23,42 +22,11 @@ import (
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/file"
 	"github.com/bulwark-go/bulwark/datasource/redis"
+	"github.com/bulwark-go/bulwark/internal/browsertest"
 	"github.com/bulwark-go/bulwark/internal/console"
 	"github.com/bulwark-go/bulwark/internal/integration"
 	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
-
-// chromium returns the path of Debian's chromium. Without it the test is
-// skipped, unless BULWARK_IT_REQUIRE=1 (CI) makes that a failure.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("BULWARK_IT_REQUIRE") == "1" {
-		t.Fatal("console: chromium is not installed (apt-get install chromium) and BULWARK_IT_REQUIRE=1")
-	}
-	t.Skip("chromium is not installed; BULWARK_IT_REQUIRE=1 makes this a failure")
-	return ""
-}
-
-// browser starts headless Chromium for the test; each tab made with tab
-// has a browser context (cookies) of its own: another person.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	alloc, cancelAlloc := chromedp.NewExecAllocator(bg, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1280, 1400))...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	require.NoError(t, chromedp.Do(ctx)) // start the browser
-	ctx, cancelTimeout := context.WithTimeout(ctx, 120*time.Second)
-	t.Cleanup(cancelTimeout)
-	return ctx
-}
 
 func tab(t *testing.T, browserCtx context.Context) context.Context {
 	t.Helper()
@@ -115,7 +83,7 @@ func setCount(t *testing.T, ctx context.Context, count string) {
 // the edit on the new document; a write without the CSRF token is
 // refused; of three registered instances, one killed shows stale.
 func TestConsoleInChromium(t *testing.T) {
-	ctx := browser(t)
+	ctx := browsertest.Start(t, browsertest.Chromium(t), 1280, 1400, 120*time.Second)
 	srv := integration.StartRedis(t)
 	cli := goredis.NewClient(&goredis.Options{Addr: srv.Addr()})
 	t.Cleanup(func() { _ = cli.Close() })
@@ -300,7 +268,7 @@ func TestConsoleInChromium(t *testing.T) {
 	poll[bool](t, ed, "the fleet's blocks", `Number(document.querySelector('#resources tr[data-resource="GET /orders"] td.block')?.textContent) > 0`)
 	png, err := chromedp.Run(ed, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
-	out := filepath.Join(artifactDir(t), "console.png")
+	out := filepath.Join(browsertest.ArtifactDir(t), "console.png")
 	require.NoError(t, os.WriteFile(out, png, 0o644))
 	t.Logf("screenshot: %s", out)
 	if os.Getenv("BULWARK_UPDATE_DOCS") == "1" {
@@ -318,19 +286,11 @@ func redisCount(t *testing.T, cli *goredis.Client, key string) float64 {
 	return rules[0].Count
 }
 
-func artifactDir(t *testing.T) string {
-	if d := os.Getenv("BULWARK_ARTIFACTS"); d != "" {
-		require.NoError(t, os.MkdirAll(d, 0o755))
-		return d
-	}
-	return t.TempDir()
-}
-
 // TestFiftyInstancesInChromium: 50 registered instances (one admin server
 // answering for 48, two that never answer) are listed, fetched and drawn
 // in under a second from the sign-in.
 func TestFiftyInstancesInChromium(t *testing.T) {
-	ctx := browser(t)
+	ctx := browsertest.Start(t, browsertest.Chromium(t), 1280, 1400, 120*time.Second)
 	e := core.NewEngine()
 	t.Cleanup(func() { _ = e.Close() })
 	adminSrv := httptest.NewServer(admin.Handler(e))
@@ -397,7 +357,7 @@ func TestFiftyInstancesInChromium(t *testing.T) {
 // its error and text; the editor repairs the text, reviews and applies
 // the replacement; the rules show.
 func TestReplaceInChromium(t *testing.T) {
-	ctx := browser(t)
+	ctx := browsertest.Start(t, browsertest.Chromium(t), 1280, 1400, 120*time.Second)
 	path, web := fileConsole(t, `[{"resource":"GET /orders","count":"lots"}]`)
 	page := tab(t, ctx)
 	signInPage(t, page, web.URL+"/", "ed", "editor-password")
