@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	consulapi "github.com/hashicorp/consul/api"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,8 +22,10 @@ import (
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/datasource"
+	"github.com/bulwark-go/bulwark/datasource/consul"
 	"github.com/bulwark-go/bulwark/datasource/file"
 	"github.com/bulwark-go/bulwark/internal/console"
+	"github.com/bulwark-go/bulwark/internal/integration"
 	"github.com/bulwark-go/bulwark/internal/rulechange"
 )
 
@@ -118,18 +121,36 @@ func instancesOf(v map[string]any) map[string]map[string]any {
 // TestFleetRegisteredAndByHand: instances registered beside a document and
 // one named by hand are listed and fetched; the fleet's figures are the
 // sums of each instance's.
+// TestFleetRegisteredAndByHand: instances registered beside the document
+// (in a file's directory, and in a real Consul server's KV under TTL
+// sessions) and one named by hand are listed, and their figures summed.
 func TestFleetRegisteredAndByHand(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "flow.json")
-	src := file.New(path)
-	t.Cleanup(func() { _ = src.Close() })
+	t.Run("file", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "flow.json")
+		src := file.New(path)
+		t.Cleanup(func() { _ = src.Close() })
+		fleetRegisteredAndByHand(t, "file://"+path, src)
+	})
+	t.Run("consul", func(t *testing.T) {
+		srv := integration.StartConsul(t)
+		cfg := consulapi.DefaultConfig()
+		cfg.Address = srv.Addr()
+		cli, err := consulapi.NewClient(cfg)
+		require.NoError(t, err)
+		src := consul.New(cli, "bulwark/orders/flow")
+		t.Cleanup(func() { _ = src.Close() })
+		fleetRegisteredAndByHand(t, src.String(), src)
+	})
+}
+
+func fleetRegisteredAndByHand(t *testing.T, name string, src datasource.Registry) {
 	a, b, manual := engineWithTraffic(t), engineWithTraffic(t), engineWithTraffic(t)
 	for id, srv := range map[string]*httptest.Server{"a": a, "b": b} {
 		reg, err := src.Register(bg, datasource.Instance{ID: id, App: "orders", Version: "v2", Addr: srv.Listener.Addr().String(), AdminURL: srv.URL + "/"})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = reg.Close() })
 	}
-	s2 := console.New([]console.Document{{Name: "file://" + path, Registry: src}},
+	s2 := console.New([]console.Document{{Name: name, Registry: src}},
 		console.WithUsersFile(users(t)), console.WithInstances(manual.URL+"/"), console.WithRefresh(time.Hour))
 	t.Cleanup(func() { _ = s2.Close() })
 	ts2 := httptest.NewServer(s2)
@@ -147,7 +168,7 @@ func TestFleetRegisteredAndByHand(t *testing.T) {
 	}
 	assert.Equal(t, "orders", ins["a"]["app"])
 	assert.Equal(t, "v2", ins["a"]["version"])
-	assert.Equal(t, "file://"+path, ins["a"]["source"])
+	assert.Equal(t, name, ins["a"]["source"])
 	assert.Equal(t, "", ins[manual.URL+"/"]["source"], "named by hand")
 
 	// The sums are the sums of what each instance said in the same refresh.
