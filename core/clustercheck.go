@@ -117,7 +117,7 @@ func checkCluster(fc *flowCheck, n *stat.Node, en *Entry, now mono.Time) flowcon
 		return flowcontrol.Decision{Wait: res.Wait}
 	}
 	if fc.rule.ClusterConfig.FallbackToLocalWhenFail {
-		return fc.ctrl.Check(n, now, en.count, en.prioritized)
+		return fc.ctrl.Check(n, now, en.count, en.prioritized, en.proc)
 	}
 	return flowcontrol.Decision{}
 }

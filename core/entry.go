@@ -175,7 +175,8 @@ type Entry struct {
 	args        []any
 	count       int64
 	start       mono.Time
-	probes      uint64 // bit i: this entry is the half-open probe of breaker i
+	proc        stat.Proc // where Enter ran: its checks and counts take one stripe
+	probes      uint64    // bit i: this entry is the half-open probe of breaker i
 	err         error
 	inbound     bool
 	prioritized bool
@@ -253,6 +254,7 @@ func (e *Engine) enter(ctx context.Context, en *Entry, resource string, opts []E
 		}
 	}
 	now := e.now()
+	en.proc = stat.Here()
 	t := e.table.Load()
 	r := t.res[resource]
 	if r == nil {
@@ -383,14 +385,20 @@ func (e *Engine) check(t *table, r *resource, en *Entry, args []any, resource st
 
 func (e *Engine) recordPass(en *Entry, now mono.Time) {
 	en.start = now
+	if en.alone() {
+		if en.stats != nil && !en.occupied {
+			en.stats.node.AddPass(now, en.count, en.proc)
+			return
+		}
+	}
 	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
 		if n == nil {
 			continue
 		}
 		if en.occupied {
-			n.AddPass(now, 0) // counted ahead, in the window it occupied
+			n.AddPass(now, 0, en.proc) // counted ahead, in the window it occupied
 		} else {
-			n.AddPass(now, en.count)
+			n.AddPass(now, en.count, en.proc)
 		}
 	}
 }
@@ -408,6 +416,12 @@ func (e *Engine) recordBlock(en *Entry, now mono.Time, err error) {
 			n.AddBlock(now, en.count)
 		}
 	}
+}
+
+// alone reports whether the entry counts in its resource's statistics
+// only: no origin's, chain's or the inbound total's, as most entries.
+func (en *Entry) alone() bool {
+	return en.originNode == nil && en.chainNode == nil && !en.inbound
 }
 
 func (en *Entry) node() *stat.Node {
@@ -435,9 +449,14 @@ func (en *Entry) Exit() {
 	rawRT := now.Sub(en.start)
 	rt := min(rawRT, en.e.maxRT)
 	failed := en.err != nil
-	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
-		if n != nil {
-			n.AddCompletion(now, en.count, rt, failed)
+	p := stat.Here() // the goroutine may run on another P than at Enter
+	if en.alone() && en.stats != nil {
+		en.stats.node.AddCompletion(now, en.count, rt, failed, p)
+	} else {
+		for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
+			if n != nil {
+				n.AddCompletion(now, en.count, rt, failed, p)
+			}
 		}
 	}
 	if r := en.res; r != nil {

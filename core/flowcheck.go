@@ -261,7 +261,7 @@ func (e *Engine) checkFlow(fs *flowSet, en *Entry, now mono.Time) error {
 		}
 		var d flowcontrol.Decision
 		if fc.budget == nil {
-			d = fc.ctrl.Check(n, now, en.count, en.prioritized)
+			d = fc.ctrl.Check(n, now, en.count, en.prioritized, en.proc)
 		} else {
 			d = checkCluster(fc, n, en, now)
 		}

@@ -233,7 +233,7 @@ func TestBreakerAvgRTTimeline(t *testing.T) {
 		assert.False(t, probe)
 		return pass
 	}
-	complete := func(rt int64) { node.AddPass(ms(now), 1); node.AddCompletion(ms(now), 1, millis(rt), false) }
+	complete := func(rt int64) { node.AddPass(ms(now), 1, 0); node.AddCompletion(ms(now), 1, millis(rt), false, 0) }
 
 	assert.True(t, enter(), "nothing completed: average 0")
 	complete(200)
@@ -274,8 +274,8 @@ func TestBreakerAvgRTDefaultAmount(t *testing.T) {
 	r := circuitbreaker.Rule{Resource: "r", Grade: circuitbreaker.AvgRT, Count: 1, TimeWindow: 1, MinRequestAmount: 1, StatIntervalMs: 1000}
 	b := New(r, Options{})
 	node := stat.NewNode(1)
-	node.AddPass(0, 1)
-	node.AddCompletion(0, 1, millis(50), false)
+	node.AddPass(0, 1, 0)
+	node.AddCompletion(0, 1, millis(50), false, 0)
 	n := 0
 	for {
 		if pass, _ := b.TryPass(ms(1), node); !pass {

@@ -25,11 +25,11 @@ type Decision struct {
 
 // Controller decides whether entries may pass a rule: Sentinel's
 // TrafficShapingController. now is the engine's time; node holds the
-// statistics the rule is checked against.
+// statistics the rule is checked against; p is the entry's stat.Proc.
 // Controllers keep state (warm-up tokens, the pacing timeline) and are safe
 // for concurrent use without locks.
 type Controller interface {
-	Check(node *stat.Node, now mono.Time, acquire int64, prioritized bool) Decision
+	Check(node *stat.Node, now mono.Time, acquire int64, prioritized bool, p stat.Proc) Decision
 }
 
 // Config holds the engine-wide settings controllers need.
@@ -76,7 +76,8 @@ func NewController(r flow.Rule, cfg Config) Controller {
 			}
 		}
 	}
-	return &rejectController{grade: r.Grade, count: r.Count, occupyTimeoutMs: cfg.OccupyTimeout.Milliseconds()}
+	return &rejectController{grade: r.Grade, count: r.Count, limit: stat.Limit(r.Count),
+		occupyTimeoutMs: cfg.OccupyTimeout.Milliseconds()}
 }
 
 // rejectController counts passes (or concurrency) in the window and
@@ -85,15 +86,16 @@ func NewController(r flow.Rule, cfg Config) Controller {
 type rejectController struct {
 	grade           flow.Grade
 	count           float64
+	limit           int64 // count as a second window's passes (stat.Limit)
 	occupyTimeoutMs int64
 }
 
-func (c *rejectController) Check(n *stat.Node, now mono.Time, acquire int64, prioritized bool) Decision {
+func (c *rejectController) Check(n *stat.Node, now mono.Time, acquire int64, prioritized bool, p stat.Proc) Decision {
 	if c.grade == flow.GradeThread {
 		if float64(n.Concurrency()+acquire) <= c.count {
 			return Decision{}
 		}
-	} else if n.PassFits(now, acquire, c.count) {
+	} else if n.PassFits(now, acquire, c.limit, p) {
 		return Decision{}
 	}
 	if prioritized && c.grade == flow.GradeQPS {
@@ -206,12 +208,12 @@ func (t *warmTokens) rate() float64 {
 
 type warmUpController struct{ tokens *warmTokens }
 
-func (c *warmUpController) Check(n *stat.Node, now mono.Time, acquire int64, _ bool) Decision {
+func (c *warmUpController) Check(n *stat.Node, now mono.Time, acquire int64, _ bool, p stat.Proc) Decision {
 	if c.tokens.count <= 0 {
 		return Decision{Blocked: true}
 	}
 	c.tokens.sync(now.Millis(), int64(n.PreviousPassQPS(now)))
-	if n.PassFits(now, acquire, c.tokens.rate()) {
+	if n.PassFits(now, acquire, stat.Limit(c.tokens.rate()), p) {
 		return Decision{}
 	}
 	return Decision{Blocked: true}
@@ -261,7 +263,7 @@ type rateLimiterController struct {
 	pacer *pacer
 }
 
-func (c *rateLimiterController) Check(_ *stat.Node, now mono.Time, acquire int64, _ bool) Decision {
+func (c *rateLimiterController) Check(_ *stat.Node, now mono.Time, acquire int64, _ bool, _ stat.Proc) Decision {
 	if acquire <= 0 {
 		return Decision{}
 	}
@@ -276,7 +278,7 @@ type warmUpRateLimiterController struct {
 	pacer  *pacer
 }
 
-func (c *warmUpRateLimiterController) Check(n *stat.Node, now mono.Time, acquire int64, _ bool) Decision {
+func (c *warmUpRateLimiterController) Check(n *stat.Node, now mono.Time, acquire int64, _ bool, _ stat.Proc) Decision {
 	if c.tokens.count <= 0 {
 		return Decision{Blocked: true}
 	}

@@ -22,12 +22,12 @@ func ms(n int64) mono.Time { return mono.FromMillis(n) }
 func admit(c Controller, n *stat.Node, at int64, limit int) int {
 	passed := 0
 	for passed < limit {
-		d := c.Check(n, ms(at), 1, false)
+		d := c.Check(n, ms(at), 1, false, 0)
 		if d.Blocked {
 			break
 		}
-		n.AddPass(ms(at), 1)
-		n.AddCompletion(ms(at), 1, time.Millisecond, false)
+		n.AddPass(ms(at), 1, 0)
+		n.AddCompletion(ms(at), 1, time.Millisecond, false, 0)
 		passed++
 	}
 	return passed
@@ -44,19 +44,19 @@ func TestRejectQPS(t *testing.T) {
 func TestRejectCountsAcquire(t *testing.T) {
 	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 5}, Config{})
 	n := stat.NewNode(1)
-	n.AddPass(0, 3)
-	assert.False(t, c.Check(n, ms(10), 2, false).Blocked)
-	assert.True(t, c.Check(n, ms(10), 3, false).Blocked)
+	n.AddPass(0, 3, 0)
+	assert.False(t, c.Check(n, ms(10), 2, false, 0).Blocked)
+	assert.True(t, c.Check(n, ms(10), 3, false, 0).Blocked)
 }
 
 func TestRejectThreadGrade(t *testing.T) {
 	c := NewController(flow.Rule{Grade: flow.GradeThread, Count: 2}, Config{})
 	n := stat.NewNode(1)
-	n.AddPass(0, 1)
-	n.AddPass(0, 1)
-	assert.True(t, c.Check(n, 0, 1, false).Blocked, "two in flight")
-	n.AddCompletion(ms(5), 1, 5*time.Millisecond, false)
-	assert.False(t, c.Check(n, ms(5), 1, false).Blocked, "one left")
+	n.AddPass(0, 1, 0)
+	n.AddPass(0, 1, 0)
+	assert.True(t, c.Check(n, 0, 1, false, 0).Blocked, "two in flight")
+	n.AddCompletion(ms(5), 1, 5*time.Millisecond, false, 0)
+	assert.False(t, c.Check(n, ms(5), 1, false, 0).Blocked, "one left")
 }
 
 func TestWarmUpCurve(t *testing.T) {
@@ -109,7 +109,7 @@ func TestRateLimiterPacingAndQueueTimeout(t *testing.T) {
 	now := ms(1000)
 	var waits []time.Duration
 	for {
-		d := c.Check(n, now, 1, false)
+		d := c.Check(n, now, 1, false, 0)
 		if d.Blocked {
 			break
 		}
@@ -118,7 +118,7 @@ func TestRateLimiterPacingAndQueueTimeout(t *testing.T) {
 	assert.Equal(t, []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond,
 		400 * time.Millisecond, 500 * time.Millisecond}, waits)
 	// The queue drains with time: 250 ms later the next slot is 350 ms away.
-	d := c.Check(n, now.Add(250*time.Millisecond), 1, false)
+	d := c.Check(n, now.Add(250*time.Millisecond), 1, false, 0)
 	assert.False(t, d.Blocked)
 	assert.Equal(t, 350*time.Millisecond, d.Wait)
 }
@@ -134,7 +134,7 @@ func TestRateLimiterConcurrentEntriesNeverShareATurn(t *testing.T) {
 	for range 64 {
 		wg.Go(func() {
 			for range 4 {
-				if d := c.Check(n, ms(1000), 1, false); !d.Blocked {
+				if d := c.Check(n, ms(1000), 1, false, 0); !d.Blocked {
 					mu.Lock()
 					waits = append(waits, d.Wait)
 					mu.Unlock()
@@ -152,32 +152,32 @@ func TestRateLimiterNanosecondPrecision(t *testing.T) {
 	// 3000 per second: 333,333 ns apart (Java rounds to whole ms below 1000 QPS).
 	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 3000, ControlBehavior: flow.RateLimiter, MaxQueueingTimeMs: 1}, Config{})
 	n := stat.NewNode(1)
-	assert.Equal(t, time.Duration(0), c.Check(n, 0, 1, false).Wait)
-	assert.Equal(t, 333333*time.Nanosecond, c.Check(n, 0, 1, false).Wait)
-	assert.Equal(t, 666666*time.Nanosecond, c.Check(n, 0, 1, false).Wait)
+	assert.Equal(t, time.Duration(0), c.Check(n, 0, 1, false, 0).Wait)
+	assert.Equal(t, 333333*time.Nanosecond, c.Check(n, 0, 1, false, 0).Wait)
+	assert.Equal(t, 666666*time.Nanosecond, c.Check(n, 0, 1, false, 0).Wait)
 }
 
 func TestRateLimiterZeroCountBlocks(t *testing.T) {
 	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 0, ControlBehavior: flow.RateLimiter, MaxQueueingTimeMs: 500}, Config{})
-	assert.True(t, c.Check(stat.NewNode(1), 0, 1, false).Blocked)
+	assert.True(t, c.Check(stat.NewNode(1), 0, 1, false, 0).Blocked)
 }
 
 func TestWarmUpRateLimiterPacesAtWarmRate(t *testing.T) {
 	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 30, ControlBehavior: flow.WarmUpRateLimiter, WarmUpPeriodSec: 10, MaxQueueingTimeMs: 1000}, Config{})
 	n := stat.NewNode(1)
 	n.Minute()
-	assert.Equal(t, time.Duration(0), c.Check(n, ms(1000), 1, false).Wait)
+	assert.Equal(t, time.Duration(0), c.Check(n, ms(1000), 1, false, 0).Wait)
 	// Cold: 30/3 = 10 per second, so 100 ms apart.
-	assert.Equal(t, 100*time.Millisecond, c.Check(n, ms(1000), 1, false).Wait)
+	assert.Equal(t, 100*time.Millisecond, c.Check(n, ms(1000), 1, false, 0).Wait)
 }
 
 func TestOccupyNextWindow(t *testing.T) {
 	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 10}, Config{})
 	n := stat.NewNode(1)
-	n.AddPass(ms(100), 10) // the bucket [0,500) is full
-	assert.True(t, c.Check(n, ms(120), 1, true).Blocked, "no room before the occupy timeout: [0,500) leaves at 1000")
-	assert.True(t, c.Check(n, ms(600), 1, false).Blocked, "not prioritized")
-	d := c.Check(n, ms(600), 1, true)
+	n.AddPass(ms(100), 10, 0) // the bucket [0,500) is full
+	assert.True(t, c.Check(n, ms(120), 1, true, 0).Blocked, "no room before the occupy timeout: [0,500) leaves at 1000")
+	assert.True(t, c.Check(n, ms(600), 1, false, 0).Blocked, "not prioritized")
+	d := c.Check(n, ms(600), 1, true, 0)
 	require.False(t, d.Blocked)
 	assert.True(t, d.Occupied)
 	assert.Equal(t, 400*time.Millisecond, d.Wait, "until [1000,1500) begins")
@@ -189,6 +189,6 @@ func TestOccupyNextWindow(t *testing.T) {
 func TestOccupyTimeoutIsConfigurable(t *testing.T) {
 	c := NewController(flow.Rule{Grade: flow.GradeQPS, Count: 10}, Config{OccupyTimeout: 300 * time.Millisecond})
 	n := stat.NewNode(1)
-	n.AddPass(ms(100), 10)
-	assert.True(t, c.Check(n, ms(600), 1, true).Blocked, "400 ms wait exceeds 300 ms")
+	n.AddPass(ms(100), 10, 0)
+	assert.True(t, c.Check(n, ms(600), 1, true, 0).Blocked, "400 ms wait exceeds 300 ms")
 }

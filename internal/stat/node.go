@@ -70,16 +70,18 @@ func (n *Node) Minute() *Window {
 // AddPass records count admitted entries and raises the concurrency by one.
 // A count of 0 only raises the concurrency (an entry whose pass was counted
 // ahead, see [Node.Occupy]).
-func (n *Node) AddPass(now mono.Time, count int64) {
-	n.second.addGauge(now.Millis(), Pass, count, 1)
+// p is the caller's [Proc] (see [Here]).
+func (n *Node) AddPass(now mono.Time, count int64, p Proc) {
+	ms := now.Millis()
+	n.second.addGauge(ms, Pass, count, 1, p)
 	if m := n.minute.Load(); m != nil {
-		m.Add(now, Pass, count)
+		m.add(ms, Pass, count, p)
 	}
 }
 
 // Occupy records count prioritized entries admitted into the future bucket
 // that starts at start: their passes are counted when that bucket begins.
-// The entries' concurrency is raised by the caller, with AddPass(now, 0).
+// The entries' concurrency is raised by the caller, with AddPass(now, 0, p).
 func (n *Node) Occupy(now, start mono.Time, count int64) {
 	n.second.Borrow(start, count)
 	n.second.Add(now, OccupiedPass, count)
@@ -98,12 +100,12 @@ func (n *Node) AddBlock(now mono.Time, count int64) {
 
 // AddCompletion records count completed entries that took rt (counted in
 // whole milliseconds, truncated) and whether they failed, and lowers the
-// concurrency by one.
-func (n *Node) AddCompletion(now mono.Time, count int64, rt time.Duration, failed bool) {
+// concurrency by one. p is the caller's [Proc] (see [Here]).
+func (n *Node) AddCompletion(now mono.Time, count int64, rt time.Duration, failed bool, p Proc) {
 	ms, rtMs := now.Millis(), rt.Milliseconds()
-	n.second.complete(ms, count, rtMs, failed, -1)
+	n.second.complete(ms, count, rtMs, failed, -1, p)
 	if m := n.minute.Load(); m != nil {
-		m.complete(ms, count, rtMs, failed, 0)
+		m.complete(ms, count, rtMs, failed, 0, p)
 	}
 }
 
@@ -115,11 +117,19 @@ func (n *Node) perSecond(now mono.Time, e Event) float64 {
 }
 
 // PassFits reports whether acquire more passes keep the passes of the
-// second window ending at now within perSecond per second (Sentinel's
-// passQps + acquire <= count), without reading other cores' counters while
-// the window is far from full. See [Window.PassFits] for how exact it is.
-func (n *Node) PassFits(now mono.Time, acquire int64, perSecond float64) bool {
-	return n.second.PassFits(now, acquire, countLimit(perSecond*float64(n.second.intervalMs)/1000))
+// second window ending at now within limit, a rate converted by [Limit]
+// (Sentinel's passQps + acquire <= count), without reading other cores'
+// counters while the window is far from full. See [Window.PassFits] for
+// how exact it is; p is the caller's [Proc] (see [Here]).
+func (n *Node) PassFits(now mono.Time, acquire, limit int64, p Proc) bool {
+	return n.second.PassFits(now, acquire, limit, p)
+}
+
+// Limit converts a rate per second to the most passes a node's second
+// window may hold within it: a rule's limit, converted once when it loads
+// rather than at every check.
+func Limit(perSecond float64) int64 {
+	return countLimit(perSecond * SecondIntervalMs / 1000)
 }
 
 // countLimit returns the largest whole count within f: a count c is within

@@ -14,16 +14,22 @@ func procPin() int
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
 
-// procStripe returns the stripe of the calling goroutine's P among
-// stripes (a power of two). Goroutines running at the same moment run on
-// different Ps, so with at least GOMAXPROCS stripes they write different
-// cache lines; a goroutine that migrates between taking the id and writing
-// only shares a line for that one write (every write is atomic).
-func procStripe(stripes int) int {
-	if stripes == 1 {
-		return 0
-	}
+// Proc is the scheduler's processor slot (P) a goroutine ran on when it
+// called [Here]: writers pass it to choose their stripe, so that an entry
+// that writes several windows, or checks and then counts, asks the
+// scheduler once. Goroutines running at the same moment run on different
+// Ps, so with at least GOMAXPROCS stripes they write different cache lines;
+// a goroutine that has migrated since it called Here only shares a line
+// with another for its writes (every write is atomic), and any Proc is a
+// correct one.
+type Proc int
+
+// Here returns the caller's Proc.
+func Here() Proc {
 	id := procPin()
 	procUnpin()
-	return id & (stripes - 1)
+	return Proc(id)
 }
+
+// stripeOf returns p's stripe among stripes (a power of two).
+func stripeOf(p Proc, stripes int) int { return int(p) & (stripes - 1) }

@@ -354,27 +354,30 @@ func (w *Window) publish(i int, c, p *atomic.Int64, v, quantum int64) {
 	}
 }
 
-// stripe returns the caller's stripe.
-func (w *Window) stripe() int { return procStripe(w.stripes) }
+// stripe returns p's stripe.
+func (w *Window) stripe(p Proc) int { return stripeOf(p, w.stripes) }
 
-// line returns the caller's stripe of bucket i.
-func (w *Window) line(i int) *line { return &w.lines[i*w.stripes+w.stripe()] }
+// line returns p's stripe of bucket i.
+func (w *Window) line(i int, p Proc) *line { return &w.lines[i*w.stripes+w.stripe(p)] }
 
-// Add adds n to event e in the bucket of time now.
-func (w *Window) Add(now mono.Time, e Event, n int64) {
-	i := w.bucket(now.Millis())
+// Add adds n to event e in the bucket of time now, in the caller's stripe.
+func (w *Window) Add(now mono.Time, e Event, n int64) { w.add(now.Millis(), e, n, Here()) }
+
+// add adds n to event e in p's stripe of the bucket of time now (ms).
+func (w *Window) add(now int64, e Event, n int64, p Proc) {
+	i := w.bucket(now)
 	if e == Pass {
-		w.addPass(i, w.stripe(), n)
+		w.addPass(i, w.stripe(p), n)
 		return
 	}
-	w.line(i)[e].Add(n)
+	w.line(i, p)[e].Add(n)
 }
 
-// addGauge adds n to event e (when n != 0) and d to the gauge, in one
+// addGauge adds n to event e (when n != 0) and d to the gauge, in p's
 // stripe of the bucket of time now.
-func (w *Window) addGauge(now int64, e Event, n int64, d int64) {
+func (w *Window) addGauge(now int64, e Event, n int64, d int64, p Proc) {
 	i := w.bucket(now)
-	s := w.stripe()
+	s := w.stripe(p)
 	l := &w.lines[i*w.stripes+s]
 	if n != 0 {
 		if e == Pass {
@@ -387,11 +390,15 @@ func (w *Window) addGauge(now int64, e Event, n int64, d int64) {
 }
 
 // complete records count completed entries that took rt ms, whether they
-// failed, and lowers the gauge by d.
-func (w *Window) complete(now int64, count, rt int64, failed bool, d int64) {
-	l := w.line(w.bucket(now))
+// failed, and lowers the gauge by d, in p's stripe. Adding a zero is left
+// out: each add is an atomic read-modify-write, and calls under a
+// millisecond, common, add 0 ms.
+func (w *Window) complete(now int64, count, rt int64, failed bool, d int64, p Proc) {
+	l := w.line(w.bucket(now), p)
 	l[Success].Add(count)
-	l[RT].Add(rt)
+	if rt != 0 {
+		l[RT].Add(rt)
+	}
 	if failed {
 		l[Exception].Add(count)
 	}
@@ -458,7 +465,9 @@ func (w *Window) Sum(now mono.Time, e Event) int64 {
 // the bucket ended) is published just as the next bucket begins, the two
 // publishes race and the previous bucket may read high for the few
 // instructions that takes.
-func (w *Window) PassFits(now mono.Time, acquire, limit int64) bool {
+//
+// p chooses the stripe the check reads first; any p gives the same answer.
+func (w *Window) PassFits(now mono.Time, acquire, limit int64, p Proc) bool {
 	ms := now.Millis()
 	i := w.bucket(ms)
 	rest := limit - acquire
@@ -478,7 +487,7 @@ func (w *Window) PassFits(now mono.Time, acquire, limit int64) bool {
 		// Read the published count first and the count last: both only
 		// grow, so own is at least this stripe's unpublished passes at the
 		// moment the total is read.
-		k := w.stripe()*w.split.passStride + 2*i
+		k := w.stripe(p)*w.split.passStride + 2*i
 		p := w.split.passes[k+1].Load()
 		f := w.split.published[i].Load()
 		own := w.split.passes[k].Load() - p

@@ -47,7 +47,7 @@ func TestWindowMinRT(t *testing.T) {
 	w := NewWindow(2, 1000, 4)
 	assert.Equal(t, time.Duration(-1), w.MinRT(ms(0), -1))
 	for _, rt := range []int64{30, 7, 12} {
-		w.complete(100, 1, rt, false, 0)
+		w.complete(100, 1, rt, false, 0, 0)
 	}
 	assert.Equal(t, 7*time.Millisecond, w.MinRT(ms(200), -1))
 	assert.Equal(t, int64(49), w.Sum(ms(200), RT))
@@ -63,8 +63,8 @@ func TestWindowStripesSumAndGauge(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 1000; i++ {
-				w.addGauge(int64(i%1000), Pass, 1, 1)
-				w.complete(int64(i%1000), 1, 1, i%2 == 0, -1)
+				w.addGauge(int64(i%1000), Pass, 1, 1, Here())
+				w.complete(int64(i%1000), 1, 1, i%2 == 0, -1, Here())
 			}
 		}()
 	}
@@ -77,10 +77,10 @@ func TestWindowStripesSumAndGauge(t *testing.T) {
 
 func TestWindowGaugeSurvivesReset(t *testing.T) {
 	w := NewWindow(2, 1000, 1)
-	w.addGauge(0, Pass, 1, 1)
-	w.addGauge(10_000, Pass, 1, 1) // resets the slot of bucket 0
+	w.addGauge(0, Pass, 1, 1, 0)
+	w.addGauge(10_000, Pass, 1, 1, 0) // resets the slot of bucket 0
 	assert.Equal(t, int64(2), w.gauge())
-	w.complete(20_000, 1, 5, false, -1)
+	w.complete(20_000, 1, 5, false, -1, 0)
 	assert.Equal(t, int64(1), w.gauge())
 }
 
@@ -105,12 +105,12 @@ func TestNewWindowRejectsBadShape(t *testing.T) {
 func TestNodeRates(t *testing.T) {
 	n := NewNode(2)
 	for i := 0; i < 5; i++ {
-		n.AddPass(ms(100), 2)
+		n.AddPass(ms(100), 2, 0)
 	}
 	n.AddBlock(ms(100), 3)
 	assert.Equal(t, int64(5), n.Concurrency())
 	for i := 0; i < 5; i++ {
-		n.AddCompletion(ms(300), 2, time.Duration(10*(i+1))*time.Millisecond+time.Millisecond/2, i == 0)
+		n.AddCompletion(ms(300), 2, time.Duration(10*(i+1))*time.Millisecond+time.Millisecond/2, i == 0, 0)
 	}
 	assert.Equal(t, int64(0), n.Concurrency())
 	assert.InDelta(t, 10.0, n.PassQPS(ms(400)), 1e-9)
@@ -124,12 +124,12 @@ func TestNodeRates(t *testing.T) {
 
 func TestNodeMinuteIsLazy(t *testing.T) {
 	n := NewNode(1)
-	n.AddPass(ms(500), 1)
+	n.AddPass(ms(500), 1, 0)
 	assert.Nil(t, n.minute.Load())
 	m := n.Minute()
 	require.NotNil(t, m)
 	assert.Same(t, m, n.Minute())
-	n.AddPass(ms(1500), 4)
+	n.AddPass(ms(1500), 4, 0)
 	assert.InDelta(t, 4.0, n.PreviousPassQPS(ms(2500)), 1e-9, "passes of [1000,2000) read at 2500")
 	assert.InDelta(t, 0.0, n.PreviousPassQPS(ms(1500)), 1e-9, "writes before the minute window existed are not in it")
 }
@@ -156,8 +156,10 @@ func TestPassFitsAgreesWithTheSum(t *testing.T) {
 			sum := w.Sum(ms(now), Pass)
 			for _, limit := range []int64{0, sum - 1, sum, sum + 1, sum + 2, sum + slack, sum + slack + 40, 1 << 40} {
 				for _, acquire := range []int64{1, 2} {
-					require.Equal(t, passFitsExact(w, ms(now), acquire, limit), w.PassFits(ms(now), acquire, limit),
-						"stripes %d, at %d ms: sum %d + %d <= %d", stripes, now, sum, acquire, limit)
+					for p := range Proc(w.Stripes()) { // as if checked from any P
+						require.Equal(t, passFitsExact(w, ms(now), acquire, limit), w.PassFits(ms(now), acquire, limit, p),
+							"stripes %d, from %d, at %d ms: sum %d + %d <= %d", stripes, p, now, sum, acquire, limit)
+					}
 				}
 			}
 		}
@@ -220,7 +222,7 @@ func TestPassFitsUnderConcurrentWriters(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for w.PassFits(ms(100), 1, limit) {
+				for w.PassFits(ms(100), 1, limit, Here()) {
 					w.Add(ms(100), Pass, 1)
 				}
 			}()
@@ -239,18 +241,18 @@ func TestSplitWindowBorrow(t *testing.T) {
 	w.Borrow(ms(1000), 3)
 	assert.Equal(t, int64(10), w.Sum(ms(600), Pass))
 	assert.Equal(t, int64(3), w.Sum(ms(1100), Pass), "the bucket starts with the borrowed passes")
-	assert.True(t, w.PassFits(ms(1100), 7, 10))
-	assert.False(t, w.PassFits(ms(1100), 8, 10))
+	assert.True(t, w.PassFits(ms(1100), 7, 10, 0))
+	assert.False(t, w.PassFits(ms(1100), 8, 10, 0))
 	checkPublished(t, w, w.index(1000))
 }
 
 func TestNodePassFits(t *testing.T) {
 	n := NewNode(4)
-	n.AddPass(ms(100), 5)
-	assert.True(t, n.PassFits(ms(200), 5, 10))
-	assert.True(t, n.PassFits(ms(200), 5, 10.9), "a fraction of an entry admits nothing more")
-	assert.False(t, n.PassFits(ms(200), 6, 10.9))
-	assert.True(t, n.PassFits(ms(200), 1, math.Inf(1)))
-	assert.False(t, n.PassFits(ms(200), 1, 0))
-	assert.True(t, n.PassFits(ms(1200), 10, 10), "expired")
+	n.AddPass(ms(100), 5, 0)
+	assert.True(t, n.PassFits(ms(200), 5, Limit(10), 0))
+	assert.True(t, n.PassFits(ms(200), 5, Limit(10.9), 0), "a fraction of an entry admits nothing more")
+	assert.False(t, n.PassFits(ms(200), 6, Limit(10.9), 0))
+	assert.True(t, n.PassFits(ms(200), 1, Limit(math.Inf(1)), 0))
+	assert.False(t, n.PassFits(ms(200), 1, Limit(0), 0))
+	assert.True(t, n.PassFits(ms(1200), 10, Limit(10), 0), "expired")
 }

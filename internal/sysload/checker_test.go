@@ -48,14 +48,14 @@ func TestCheck(t *testing.T) {
 	pass := func(k int) setup {
 		return func(n *stat.Node) {
 			for range k {
-				n.AddPass(now, 1)
+				n.AddPass(now, 1, 0)
 			}
 		}
 	}
 	complete := func(k int, rt int64) setup {
 		return func(n *stat.Node) {
 			for range k {
-				n.AddCompletion(now, 1, time.Duration(rt)*time.Millisecond, false)
+				n.AddCompletion(now, 1, time.Duration(rt)*time.Millisecond, false, 0)
 			}
 		}
 	}
