@@ -272,12 +272,13 @@ func changeEvent[R any](m *RuleManager[R], old, cur []R, d ruleDiff, src RuleSou
 	base := reflect.ValueOf(m.k.defaults(*new(R)))
 	used := make([]bool, len(cur))
 	var changed, gone, fresh lines
-	for o, r := range old {
+	for o := range old { // by index: a rule is a large struct, copied only when described
 		if !d.gone[o] {
 			continue
 		}
+		r := &old[o]
 		if breakers {
-			m.e.obs.breakerRemoved(any(r).(circuitbreaker.Rule))
+			m.e.obs.breakerRemoved(any(*r).(circuitbreaker.Rule))
 		}
 		res := d.old.keys[o]
 		best, bestN := -1, 0
@@ -289,29 +290,30 @@ func changeEvent[R any](m *RuleManager[R], old, cur []R, d ruleDiff, src RuleSou
 				best = c // the only candidate: no need to compare
 				break
 			}
-			if n := len(fieldDiff("", reflect.ValueOf(r), reflect.ValueOf(cur[c]))); best < 0 || n < bestN {
+			if n := len(fieldDiff("", reflect.ValueOf(*r), reflect.ValueOf(cur[c]))); best < 0 || n < bestN {
 				best, bestN = c, n
 			}
 		}
 		if best < 0 {
-			gone.add(func() string { return describeFields(res, reflect.ValueOf(r), base) })
+			gone.add(func() string { return describeFields(res, reflect.ValueOf(*r), base) })
 			continue
 		}
 		used[best] = true
-		a := cur[best]
+		a := &cur[best]
 		changed.add(func() string {
-			return ruleName(res) + ": " + strings.Join(fieldDiff("", reflect.ValueOf(r), reflect.ValueOf(a)), ", ")
+			return ruleName(res) + ": " + strings.Join(fieldDiff("", reflect.ValueOf(*r), reflect.ValueOf(*a)), ", ")
 		})
 	}
-	for c, a := range cur {
+	for c := range cur {
 		if !d.fresh[c] {
 			continue
 		}
+		a := &cur[c]
 		if !used[c] {
-			fresh.add(func() string { return describeFields(m.k.resource(a), reflect.ValueOf(a), base) })
+			fresh.add(func() string { return describeFields(m.k.resource(*a), reflect.ValueOf(*a), base) })
 		}
 		if breakers {
-			m.e.obs.breakerLoaded(any(a).(circuitbreaker.Rule), m.e.wallTime(now)) // after the removals above
+			m.e.obs.breakerLoaded(any(*a).(circuitbreaker.Rule), m.e.wallTime(now)) // after the removals above
 		}
 	}
 	ev.Changed, ev.Removed, ev.Added = changed.done(), gone.done(), fresh.done()
@@ -363,15 +365,24 @@ func fieldDiff(prefix string, a, b reflect.Value) []string {
 		if !f.IsExported() {
 			continue
 		}
-		name := prefix + jsonName(f.Name)
 		x, y := a.Field(i), b.Field(i)
 		if f.Type.Kind() == reflect.Struct {
-			out = append(out, fieldDiff(name+".", x, y)...)
-		} else if !reflect.DeepEqual(x.Interface(), y.Interface()) {
-			out = append(out, fmt.Sprintf("%s %s → %s", name, show(x), show(y)))
+			out = append(out, fieldDiff(prefix+jsonName(f.Name)+".", x, y)...)
+		} else if !sameValue(x, y) {
+			out = append(out, fmt.Sprintf("%s%s %s → %s", prefix, jsonName(f.Name), show(x), show(y)))
 		}
 	}
 	return out
+}
+
+// sameValue reports whether two fields hold the same value, as
+// reflect.DeepEqual does, without boxing the comparable ones: a swap of
+// thousands of rules describes some of them field by field.
+func sameValue(x, y reflect.Value) bool {
+	if k := x.Kind(); k != reflect.Interface && x.Type().Comparable() {
+		return x.Equal(y)
+	}
+	return reflect.DeepEqual(x.Interface(), y.Interface())
 }
 
 // jsonName turns a Go field name into Java's JSON name: LimitApp →

@@ -1,6 +1,6 @@
 module github.com/bulwark-go/bulwark/internal/bench/sentinelcmp
 
-go 1.26.0
+go 1.26.7
 
 require github.com/bulwark-go/bulwark v0.0.0
 
