@@ -318,7 +318,7 @@ func (m *RuleManager[R]) notify(prev, next *table, src RuleSource, verr *Validat
 		return
 	}
 	c := RuleChange[R]{Old: slices.Clone(old), New: slices.Clone(cur), Time: ev.Time,
-		Added: pick(cur, d.fresh, d.nFresh), Removed: pick(old, d.gone, d.nGone), Resources: d.resources}
+		Added: pick(cur, d.fresh, d.nFresh), Removed: pick(old, d.gone, d.nGone), Resources: d.resources()}
 	for _, fn := range fns {
 		fn(c)
 	}
@@ -331,8 +331,35 @@ type ruleDiff struct {
 	nFresh, nGone int
 	// old and cur are the lists grouped by resource.
 	old, cur grouped
-	// resources are the resources of the fresh and gone rules, sorted.
-	resources []string
+}
+
+// resources returns the resources of the fresh and gone rules, sorted,
+// each once. Only listeners read them: a swap without any does not list
+// them.
+func (d ruleDiff) resources() []string {
+	var out []string
+	o, c := d.old, d.cur
+	for i, j := 0, 0; i < len(o.idx) || j < len(c.idx); {
+		switch {
+		case i < len(o.idx) && !d.gone[o.idx[i]]:
+			i++
+		case j < len(c.idx) && !d.fresh[c.idx[j]]:
+			j++
+		default:
+			var res string
+			if j == len(c.idx) || (i < len(o.idx) && o.keys[o.idx[i]] <= c.keys[c.idx[j]]) {
+				res = o.keys[o.idx[i]]
+				i++
+			} else {
+				res = c.keys[c.idx[j]]
+				j++
+			}
+			if n := len(out); n == 0 || out[n-1] != res {
+				out = append(out, res)
+			}
+		}
+	}
+	return out
 }
 
 // pick returns the n rules of rs that mask marks, in order.
@@ -366,7 +393,7 @@ func diff[R any](old []R, ok grouped, cur []R, equal func(a, b R) bool, resource
 }
 
 // diffSorted is diff through the lists grouped by resource.
-func diffSorted[R any](old []R, ok grouped, cur []R, keys []string, equal func(a, b R) bool) (d ruleDiff) {
+func diffSorted[R any](old []R, ok grouped, cur []R, keys []string, equal func(a, b R) bool) ruleDiff {
 	ck := group(keys)
 	oi, ci := ok.idx, ck.idx
 	okey := func(i int) string { return ok.keys[oi[i]] }
@@ -391,25 +418,21 @@ func diffSorted[R any](old []R, ok grouped, cur []R, keys []string, equal func(a
 		for ce < len(ci) && ckey(ce) == res {
 			ce++
 		}
-		touched := false
 		for _, c := range ci[j:ce] {
 			if !slices.ContainsFunc(oi[i:oe], func(o int) bool { return equal(old[o], cur[c]) }) {
-				fresh[c], touched = true, true
+				fresh[c] = true
 				nFresh++
 			}
 		}
 		for _, o := range oi[i:oe] {
 			if !slices.ContainsFunc(ci[j:ce], func(c int) bool { return equal(old[o], cur[c]) }) {
-				gone[o], touched = true, true
+				gone[o] = true
 				nGone++
 			}
 		}
-		if touched {
-			d.resources = append(d.resources, res)
-		}
 		i, j = oe, ce
 	}
-	return ruleDiff{fresh: fresh, gone: gone, nFresh: nFresh, nGone: nGone, old: ok, cur: ck, resources: d.resources}
+	return ruleDiff{fresh: fresh, gone: gone, nFresh: nFresh, nGone: nGone, old: ok, cur: ck}
 }
 
 // grouped is a list of rules' indexes sorted by resource, list order
@@ -480,10 +503,5 @@ func diffAligned[R any](old []R, ok grouped, cur []R, keys []string, equal func(
 		}
 	}
 	d.fresh, d.nFresh = d.gone, d.nGone // the same places
-	for _, i := range ok.idx {
-		if d.gone[i] {
-			d.resources = append(d.resources, keys[i])
-		}
-	}
 	return d
 }

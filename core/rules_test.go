@@ -99,9 +99,12 @@ func TestOnChangeDescribesTheSwap(t *testing.T) {
 	assert.Equal(t, []flow.Rule{qps("b", 2)}, c.Removed)
 	assert.Equal(t, []string{"b", "c"}, c.Resources)
 	assert.WithinDuration(t, clk.Now(), c.Time, time.Millisecond)
+	require.NoError(t, e.Flow().Load([]flow.Rule{qps("b", 3), qps("c", 5), qps("c", 4)}))
+	require.Len(t, got, 2)
+	assert.Equal(t, []string{"a", "c"}, got[1].Resources, "a removed, c given one more rule")
 	cancel()
 	require.NoError(t, e.Flow().Load(nil))
-	assert.Len(t, got, 1, "cancelled")
+	assert.Len(t, got, 2, "cancelled")
 }
 
 func TestRulesReturnsACopy(t *testing.T) {
