@@ -95,8 +95,11 @@ func releaseBudgets(prev *table, keep kept[*flowCheck]) {
 	if !prev.budgets {
 		return
 	}
-	for _, fs := range prev.flow {
-		for _, fc := range fs.checks {
+	for _, r := range prev.res {
+		if r.flow == nil {
+			continue
+		}
+		for _, fc := range r.flow.checks {
 			if fc.budget != nil && !keep[fc] {
 				fc.budget.Release()
 			}

@@ -87,7 +87,10 @@ func appliesLocally(r flow.Rule) bool {
 // rule keeps its controller (warm-up tokens, pacing timeline) from prev.
 func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	next.flowRules = rules
-	next.flow = make(map[string]*flowSet, len(prev.flow))
+	// The index of this swap, made here with the flow sets in it (merge
+	// adds the other kinds).
+	next.res = make(map[string]*resource, max(prev.flowRes, len(rules)/2))
+	next.flowNew, next.flowRes = true, 0
 	next.budgets = false
 	keep := kept[*flowCheck]{}
 	// One allocation for every check of the generation, one for every
@@ -95,14 +98,17 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	// thousands of rules costs a few allocations per rule, not a dozen.
 	checks := make([]flowCheck, 0, len(rules))
 	sets := make([]flowSet, 0, len(rules))
+	slab := make([]resource, 0, len(rules))
 	of := make([]*flowSet, 0, len(rules)) // the set of each check
 	for i := range rules {
 		r := &rules[i]
 		if !e.enforces(*r) {
 			continue
 		}
-		fs := next.flow[r.Resource]
-		if fs == nil {
+		var fs *flowSet
+		if res := next.res[r.Resource]; res != nil {
+			fs = res.flow
+		} else {
 			sets = append(sets, flowSet{})
 			fs = &sets[len(sets)-1]
 			if was := prev.res[r.Resource]; was != nil {
@@ -110,7 +116,9 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 			} else {
 				fs.stats = e.nodes.pin(r.Resource)
 			}
-			next.flow[r.Resource] = fs
+			slab = append(slab, resource{stats: fs.stats, flow: fs})
+			next.res[r.Resource] = &slab[len(slab)-1]
+			next.flowRes++
 		}
 		fs.noteOrigin(*r)
 		ctrl, budget := e.flowState(keep, fs.was, r)

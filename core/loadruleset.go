@@ -92,7 +92,7 @@ func (e *Engine) loadRuleSet(rs RuleSet, src RuleSource) error {
 	for _, k := range kinds {
 		k.install(next, prev)
 	}
-	next.merge()
+	next.merge(prev)
 	e.table.Store(next)
 	for _, k := range kinds {
 		k.notify(prev, next, src)

@@ -231,7 +231,7 @@ func (m *RuleManager[R]) load(rules []R, src RuleSource) error {
 	}
 	next := prev.clone()
 	m.k.install(m.e, next, prev, valid)
-	next.merge()
+	next.merge(prev)
 	m.e.table.Store(next)
 	m.notify(prev, next, src, verr)
 	m.e.mu.Unlock()

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"slices"
+
 	"github.com/bulwark-go/bulwark/core/authority"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
@@ -13,8 +15,12 @@ import (
 // and a swap never disturbs it.
 type table struct {
 	flowRules []flow.Rule
-	flow      map[string]*flowSet // by resource
-	budgets   bool                // some flow check has a cluster budget
+	// The flow sets are in res only (resource.flow): flow rules are most
+	// of a large list, and a second map of them would cost a load of
+	// 10,000 rules a map of 10,000 more.
+	flowRes int  // how many resources have flow rules
+	flowNew bool // installFlow made res during this swap
+	budgets bool // some flow check has a cluster budget
 
 	breakerRules []circuitbreaker.Rule
 	breakers     map[string]*breakerSet
@@ -46,14 +52,19 @@ type resource struct {
 func (t *table) clone() *table {
 	c := *t
 	c.res = nil
+	c.flowNew = false
 	return &c
 }
 
-// merge rebuilds the per-resource index from the kinds' compiled maps.
-func (t *table) merge() {
-	n := len(t.flow) + len(t.breakers) + len(t.authority) + len(t.hotspot)
-	t.res = make(map[string]*resource, n)
-	slab := make([]resource, 0, n) // one allocation for every resource
+// merge completes the per-resource index: the flow sets that installFlow
+// put in it (or, when flow rules were not swapped, prev's), then the
+// other kinds' sets from their maps.
+func (t *table) merge(prev *table) {
+	n := t.flowRes + len(t.breakers) + len(t.authority) + len(t.hotspot)
+	if !t.flowNew {
+		t.res = make(map[string]*resource, n)
+	}
+	slab := make([]resource, 0, n-t.flowRes) // one allocation for every resource
 	at := func(name string, s *resStats) *resource {
 		r := t.res[name]
 		if r == nil {
@@ -63,9 +74,13 @@ func (t *table) merge() {
 		}
 		return r
 	}
-	for name, fs := range t.flow { // the first kind: every name is new
-		slab = append(slab, resource{stats: fs.stats, flow: fs})
-		t.res[name] = &slab[len(slab)-1]
+	if !t.flowNew {
+		slab = slices.Grow(slab, t.flowRes)
+		for name, r := range prev.res {
+			if r.flow != nil {
+				at(name, r.stats).flow = r.flow
+			}
+		}
 	}
 	for name, bs := range t.breakers {
 		at(name, bs.stats).breakers = bs
