@@ -92,6 +92,15 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	next.res = make(map[string]*resource, max(prev.flowRes, len(rules)/2))
 	next.flowNew, next.flowRes = true, 0
 	next.budgets = false
+	// When the list names the resources of the list in force at the same
+	// places, one rule each (a document whose thresholds changed), rule
+	// i's resource is new in this swap and its set in prev is prev's set
+	// of rule i: no map lookup finds either.
+	aligned := prev.flowAlone && len(prev.flowRules) == len(rules)
+	for i := 0; aligned && i < len(rules); i++ {
+		aligned = rules[i].Resource == prev.flowRules[i].Resource
+	}
+	next.flowSets = make([]*flowSet, len(rules))
 	keep := kept[*flowCheck]{}
 	// One allocation for every check of the generation, one for every
 	// resource's set and one for the sets' lists of checks: a list of
@@ -106,12 +115,15 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 			continue
 		}
 		var fs *flowSet
-		if res := next.res[r.Resource]; res != nil {
+		if res := next.res[r.Resource]; !aligned && res != nil {
 			fs = res.flow
 		} else {
 			sets = append(sets, flowSet{})
 			fs = &sets[len(sets)-1]
-			if was := prev.res[r.Resource]; was != nil {
+			if aligned {
+				was := prev.flowSets[i]
+				fs.stats, fs.was = was.stats, was
+			} else if was := prev.res[r.Resource]; was != nil {
 				fs.stats, fs.was = was.stats, was.flow // pinned already
 			} else {
 				fs.stats = e.nodes.pin(r.Resource)
@@ -120,6 +132,7 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 			next.res[r.Resource] = &slab[len(slab)-1]
 			next.flowRes++
 		}
+		next.flowSets[i] = fs
 		fs.noteOrigin(*r)
 		ctrl, budget := e.flowState(keep, fs.was, r)
 		checks = append(checks, flowCheck{
@@ -138,6 +151,7 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 			fs.stats.node.Minute() // warm-up reads the previous second
 		}
 	}
+	next.flowAlone = len(sets) == len(rules)
 	releaseBudgets(prev, keep)
 	list := make([]*flowCheck, len(checks))
 	for i := range sets {

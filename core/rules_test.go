@@ -61,6 +61,11 @@ func TestUnchangedRulesKeepState(t *testing.T) {
 	// Another rule changes; the pacer of the unchanged rule keeps its timeline.
 	require.NoError(t, e.Flow().Load([]flow.Rule{paced, qps("other", 5)}))
 	assert.Equal(t, 0, passes(t, e, "p", 1), "state kept")
+	// The same resources at the same places (the swap pairs rules by
+	// place): still kept.
+	require.NoError(t, e.Flow().Load([]flow.Rule{paced, qps("other", 6)}))
+	assert.Equal(t, 0, passes(t, e, "p", 1), "state kept by place")
+	assert.Equal(t, 6, passes(t, e, "other", 9), "the other rule changed")
 	// A changed rule starts afresh.
 	changed := paced
 	changed.Count = 2

@@ -21,6 +21,11 @@ type table struct {
 	flowRes int  // how many resources have flow rules
 	flowNew bool // installFlow made res during this swap
 	budgets bool // some flow check has a cluster budget
+	// flowSets holds the set of each of flowRules (nil: not enforced);
+	// flowAlone is true when every rule is enforced and no two share a
+	// resource.
+	flowSets  []*flowSet
+	flowAlone bool
 
 	breakerRules []circuitbreaker.Rule
 	breakers     map[string]*breakerSet
