@@ -135,7 +135,7 @@ func TestLegacyFields(t *testing.T) {
 		{"resource":"x","paramIdx":0,"count":1},
 		{"id":1,"rule":{"resource":"getUser","paramIdx":0,"count":5,"blockGrade":1}}]}`))
 	require.NoError(t, err)
-	assert.Equal(t, hotspot.GradeQPS, rs.Hotspot[1].Grade)
+	assert.Equal(t, flow.GradeQPS, rs.Hotspot[1].Grade)
 	require.Len(t, warnings, 1)
 	assert.Equal(t, "paramFlow[1].rule.blockGrade", warnings[0].Path)
 	assert.Equal(t, 1, warnings[0].Rule)

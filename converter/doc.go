@@ -44,8 +44,9 @@
 // back as 0.
 //
 // Enums are written as Java's numbers and read as numbers or as names in
-// any case (the Go values of flow.Grade and hotspot.Grade are not Java's
-// numbers, so that their zero value is QPS; the codecs map them): "grade": "QPS", "controlBehavior": "warmUp", "strategy":
+// any case (the Go values of flow.Grade, which hot-parameter rules share,
+// are not Java's numbers, so that its zero value is QPS; the codecs map
+// them): "grade": "QPS", "controlBehavior": "warmUp", "strategy":
 // "black", "grade": "errorRatio". Circuit breakers also have grade 100,
 // "avgRt", Sentinel's average-RT strategy before 1.8, with its
 // rtSlowRequestAmount field (default 5); Java 1.8 ignores such a rule.

@@ -192,7 +192,7 @@ func mutateAuthority(v []authority.Rule) []authority.Rule {
 
 func mutateHotspot(v []hotspot.Rule) []hotspot.Rule {
 	return mutateList(v, func(r *hotspot.Rule) { r.Count++ },
-		hotspot.Rule{Resource: "new", LimitApp: "default", Grade: hotspot.GradeQPS, ParamIdx: 1, Count: 3, DurationInSec: 1,
+		hotspot.Rule{Resource: "new", LimitApp: "default", Grade: flow.GradeQPS, ParamIdx: 1, Count: 3, DurationInSec: 1,
 			ParamFlowItemList: []hotspot.ParamFlowItem{{Object: "7", Count: 1, ClassType: "int"}}})
 }
 

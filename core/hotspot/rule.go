@@ -12,33 +12,6 @@ import (
 	"github.com/bulwark-go/bulwark/core/rule"
 )
 
-// Grade is what a rule counts per parameter value: flow's grades, as
-// Java's param flow rules use its FLOW_GRADE_* constants.
-type Grade = flow.Grade
-
-// Grades. The zero value is GradeQPS, Java's default (see flow.Grade for
-// the numbers documents use).
-const (
-	GradeQPS    = flow.GradeQPS    // admitted entries per value per DurationInSec
-	GradeThread = flow.GradeThread // concurrent entries per value
-)
-
-// ControlBehavior is what happens to a value's traffic above its threshold
-// (QPS grade only): flow's behaviors, as in Java. Java's param flow has no
-// warm-up, so Validate refuses flow.WarmUp and flow.WarmUpRateLimiter.
-type ControlBehavior = flow.ControlBehavior
-
-// Control behaviors. The zero value is Reject, Java's constant 0 and
-// default.
-const (
-	// Reject blocks at once (a token bucket of Count + BurstCount tokens
-	// per DurationInSec).
-	Reject = flow.Reject
-	// RateLimiter paces each value's entries evenly, queueing each for up
-	// to MaxQueueingTimeMs.
-	RateLimiter = flow.RateLimiter
-)
-
 // Java's defaults of the fields whose zero value stands for them.
 const (
 	defaultDurationInSec    = 1
@@ -62,8 +35,10 @@ type Rule struct {
 	// LimitApp is the caller origin the rule applies to. Zero value:
 	// "default", every caller.
 	LimitApp string
-	// Grade selects QPS or concurrency counting. Zero value: GradeQPS.
-	Grade Grade
+	// Grade selects QPS or concurrency counting: flow's grades, as Java's
+	// param flow rules use its FLOW_GRADE_* constants. Zero value:
+	// flow.GradeQPS.
+	Grade flow.Grade
 	// ParamIdx is the index of the argument in core.WithArgs; a negative
 	// index counts from the end (-1 is the last argument). Zero value: the
 	// first argument. (Java has no default: documents must set paramIdx.)
@@ -71,12 +46,15 @@ type Rule struct {
 	// Count is the threshold for each value without an item of its own.
 	// Zero value: 0, which admits nothing (Java's default too).
 	Count float64
-	// ControlBehavior is the shaping of QPS rules. Zero value: Reject.
-	ControlBehavior ControlBehavior
-	// MaxQueueingTimeMs is how long a paced entry may wait (RateLimiter).
+	// ControlBehavior is the shaping of QPS rules: flow.Reject or
+	// flow.RateLimiter (Java's param flow has no warm-up, so Validate
+	// refuses flow.WarmUp and flow.WarmUpRateLimiter). Zero value:
+	// flow.Reject.
+	ControlBehavior flow.ControlBehavior
+	// MaxQueueingTimeMs is how long a paced entry may wait (flow.RateLimiter).
 	// Zero value: 0, no wait (Java's default too).
 	MaxQueueingTimeMs int
-	// BurstCount is the extra tokens a value may use in a burst (Reject).
+	// BurstCount is the extra tokens a value may use in a burst (flow.Reject).
 	// Zero value: none (Java's default too).
 	BurstCount int
 	// DurationInSec is the statistic window of QPS rules, in seconds. Zero
@@ -227,7 +205,7 @@ func (r Rule) Validate() error {
 	if strings.TrimSpace(r.Resource) == "" {
 		bad("resource", "must not be empty")
 	}
-	if r.Grade != GradeQPS && r.Grade != GradeThread {
+	if r.Grade != flow.GradeQPS && r.Grade != flow.GradeThread {
 		bad("grade", "must be GradeQPS or GradeThread, got %s", r.Grade)
 	}
 	switch {
@@ -236,7 +214,7 @@ func (r Rule) Validate() error {
 	case r.Count < 0:
 		bad("count", "must be >= 0")
 	}
-	if r.ControlBehavior != Reject && r.ControlBehavior != RateLimiter {
+	if r.ControlBehavior != flow.Reject && r.ControlBehavior != flow.RateLimiter {
 		bad("controlBehavior", "must be 0 (reject) or 2 (rateLimiter), got %d", int(r.ControlBehavior))
 	}
 	if r.MaxQueueingTimeMs < 0 {
