@@ -32,9 +32,9 @@ func fuzzCodec[T any](f *testing.F, c Codec[T], mutate func(T) T, seeds ...strin
 		f.Add([]byte("\xef\xbb\xbf/* header */\n" + s + " // end"))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		v, warnings, err := c.(Inspector[T]).Inspect(data)
+		v, warnings, err := c.(canInspect[T]).Inspect(data)
 		for _, w := range warnings {
-			if !errors.Is(w, ErrIgnored) || w.Line < 1 || w.Column < 1 || w.Path == "" {
+			if !errors.Is(w, errIgnored) || w.Line < 1 || w.Column < 1 || w.Path == "" {
 				t.Fatalf("bad warning: %+v", w)
 			}
 		}
@@ -70,7 +70,7 @@ func fuzzCodec[T any](f *testing.F, c Codec[T], mutate func(T) T, seeds ...strin
 		if !reflect.DeepEqual(v, back) {
 			t.Fatalf("round trip changed the rules\nfirst:  %+v\nsecond: %+v\nencoded: %s", v, back, out)
 		}
-		compact, err := c.(Compacter[T]).EncodeCompact(v)
+		compact, err := c.(canEncodeCompact[T]).EncodeCompact(v)
 		if err != nil {
 			t.Fatalf("accepted rules do not encode compactly: %v\ninput: %q", err, data)
 		}

@@ -111,9 +111,9 @@
 // compare-and-set, starting again on conflict: this is how a tool changes
 // one threshold without losing someone else's edit. The running rules
 // change only when the Readable reads the new document; [WaitApplied]
-// makes writes wait for that (and report a rejection). Update writes over
-// the document it read with the codec's converter.Patcher when it has one
-// (every codec of package converter does): unchanged rules keep their
+// makes writes wait for that (and report a rejection). With a codec of
+// package converter, Update writes over the document it read (see the
+// converter's "Writing over a document"): unchanged rules keep their
 // exact text, changed ones their dashboard entity fields.
 //
 // The contract does not promise read-after-write: a Source may be

@@ -16,6 +16,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/internal/bounded"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/datasource/internal/logctx"
+	"github.com/bulwark-go/bulwark/internal/codec"
 	"github.com/bulwark-go/bulwark/internal/property"
 )
 
@@ -553,25 +554,15 @@ func (r *Readable[T]) set(snap Snapshot) (rejected, warn error) {
 	return nil, warn
 }
 
-// inspector is a converter that reports what it accepted but ignored
-// (converter.Inspector).
-type inspector[T any] interface {
-	Inspect(data []byte) (T, []converter.Problem, error)
-}
-
 // decode converts data. A document in which only some rules are invalid
 // is returned as its valid rules (warn names the others) when every
 // listener of the Property applies partial values (a lenient RuleManager);
 // otherwise it is an error.
 func (r *Readable[T]) decode(data []byte) (v T, warn, err error) {
-	if in, ok := r.conv.(inspector[T]); ok {
-		var warnings []converter.Problem
-		v, warnings, err = in.Inspect(data)
-		for _, w := range warnings {
-			r.log.Warn("datasource document: ignored", "problem", w.Error())
-		}
-	} else {
-		v, err = r.conv.Convert(data)
+	var warnings []converter.Problem
+	v, warnings, err = codec.Inspect(r.conv, data)
+	for _, w := range warnings {
+		r.log.Warn("datasource document: ignored", "problem", w.Error())
 	}
 	var de *converter.DecodeError
 	if err != nil && errors.As(err, &de) && de.Partial && r.cell().AcceptsPartial() {
