@@ -7,13 +7,12 @@
 // threshold, Count, per DurationInSec seconds (flow.GradeQPS, "QPS") or
 // in flight (flow.GradeThread, "thread"): the rule uses package flow's
 // grades and behaviors, as Java's ParamFlowRule uses FlowRule's constants.
-// ParamFlowItemList gives chosen values a
-// threshold of their own; an item's Object is the value written as text
-// and its ClassType, a Java type name, says how to read it (see
-// [ParamFlowItem.Parse]). A QPS rule either rejects above the threshold
-// (flow.Reject, 0, "reject"; BurstCount extra tokens allowed) or paces
-// entries (flow.RateLimiter, 2, "rateLimiter"; up to MaxQueueingTimeMs of
-// waiting); Java's param flow has no warm-up.
+// ParamFlowItemList gives chosen values a threshold of their own; an
+// item's Object is the value written as text and its ClassType, a Java
+// type name, says how to read it (see [ParamFlowItem]). A QPS rule either
+// rejects above the threshold (flow.Reject, 0, "reject"; BurstCount extra
+// tokens allowed) or paces entries (flow.RateLimiter, 2, "rateLimiter";
+// up to MaxQueueingTimeMs of waiting); Java's param flow has no warm-up.
 // An entry whose argument is missing or nil passes.
 //
 // # Limiters

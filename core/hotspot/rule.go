@@ -4,12 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/rule"
+	"github.com/bulwark-go/bulwark/internal/paramvalue"
 )
 
 // Java's defaults of the fields whose zero value stands for them.
@@ -128,66 +127,19 @@ type ParamFlowItem struct {
 	// Count is the value's threshold. Documents must set it; 0 admits
 	// nothing.
 	Count int
-	// ClassType is the Java type of Object (see Parse). Zero value:
+	// ClassType is the Java type of Object, which says how it is read and
+	// which Go values it matches (see the package documentation, Values):
+	//
+	//	int, long, short, byte (and java.lang.Integer, Long, Short, Byte)  an integer within the Java type's range
+	//	double, float (and java.lang.Double, Float)                       a number
+	//	boolean (and java.lang.Boolean)                                    "true" or "false" in any case
+	//	char (and java.lang.Character)                                     one character
+	//	String, java.lang.String, or empty                                 Object as is
+	//
+	// Java reads an unknown class type as a string and takes the first
+	// character of a longer char; Validate rejects both. Zero value:
 	// String.
 	ClassType string
-}
-
-// Parse returns the item's value as a Go value according to ClassType:
-//
-//	int, long, short, byte (and java.lang.Integer, Long, Short, Byte)  int64, within the Java type's range
-//	double, float (and java.lang.Double, Float)                       float64
-//	boolean (and java.lang.Boolean)                                    bool, from "true" or "false" in any case
-//	char (and java.lang.Character)                                     rune, Object must be one character
-//	String, java.lang.String, or empty                                 string, Object as is
-//
-// Java reads an unknown class type as a string and takes the first
-// character of a longer char; Parse rejects both.
-func (it ParamFlowItem) Parse() (any, error) {
-	s := it.Object
-	integer := func(bits int) (any, error) {
-		v, err := strconv.ParseInt(s, 10, bits)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a %d-bit integer (%s)", s, bits, it.ClassType)
-		}
-		return v, nil
-	}
-	switch it.ClassType {
-	case "", "String", "java.lang.String":
-		return s, nil
-	case "int", "java.lang.Integer":
-		return integer(32)
-	case "long", "java.lang.Long":
-		return integer(64)
-	case "short", "java.lang.Short":
-		return integer(16)
-	case "byte", "java.lang.Byte":
-		return integer(8)
-	case "double", "java.lang.Double", "float", "java.lang.Float":
-		bits := 64
-		if it.ClassType == "float" || it.ClassType == "java.lang.Float" {
-			bits = 32
-		}
-		v, err := strconv.ParseFloat(s, bits)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a number (%s)", s, it.ClassType)
-		}
-		return v, nil
-	case "boolean", "java.lang.Boolean":
-		switch strings.ToLower(s) {
-		case "true":
-			return true, nil
-		case "false":
-			return false, nil
-		}
-		return nil, fmt.Errorf("%q is not true or false (%s)", s, it.ClassType)
-	case "char", "java.lang.Character":
-		if r, n := utf8.DecodeRuneInString(s); n == len(s) && n > 0 && r != utf8.RuneError {
-			return r, nil
-		}
-		return nil, fmt.Errorf("%q is not one character (%s)", s, it.ClassType)
-	}
-	return nil, fmt.Errorf("unknown class type %q: use int, long, double, float, byte, short, boolean, char, String or a java.lang name", it.ClassType)
 }
 
 // Validate reports every problem of the rule as it runs, with its defaults
@@ -227,7 +179,7 @@ func (r Rule) Validate() error {
 		bad("durationInSec", "must be > 0 (seconds)")
 	}
 	for i, it := range r.ParamFlowItemList {
-		if _, err := it.Parse(); err != nil {
+		if _, err := paramvalue.Parse(it.Object, it.ClassType); err != nil {
 			bad(fmt.Sprintf("paramFlowItemList[%d].object", i), "%w", err)
 		}
 		if it.Count < 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/internal/mono"
+	"github.com/bulwark-go/bulwark/internal/paramvalue"
 )
 
 // Capacity bounds: Java's ParameterMetric BASE_PARAM_MAX_CAPACITY and
@@ -323,7 +324,7 @@ func compileItems(list []hotspot.ParamFlowItem) items {
 		chars: map[rune]int64{}, strs: map[string]int64{},
 	}
 	for _, i := range list {
-		v, err := i.Parse()
+		v, err := paramvalue.Parse(i.Object, i.ClassType)
 		if err != nil {
 			continue // Validate rejects the rule
 		}
