@@ -5,9 +5,12 @@
 // them, or do not).
 //
 // It prints two figures: every exported identifier, and those a user
-// calls or names. The second leaves out exactly two kinds of methods, which
-// exist to satisfy an interface that the library itself (or the standard
-// library) calls, and which users never call directly:
+// calls or names. The second leaves out exactly two kinds of methods,
+// which exist to satisfy an interface that the library itself (or the
+// standard library) calls, and which a user reaches through that
+// interface (a Readable over a Source, fmt over a Stringer, errors.Is
+// over an error) rather than by name; they are part of a type's contract,
+// not surface of their own:
 //
 //   - on a backend's source type, the methods that implement package
 //     datasource's contracts, which the Readable, the Writable and the
@@ -32,7 +35,8 @@
 //
 // Everything else counts in both figures: every function, type, variable
 // and constant, and every other method, including methods that implement
-// an interface of another contract (a cluster.TokenService's Budget).
+// an interface of another contract (cluster/redis's TokenService.Budget,
+// which core calls through cluster.TokenService).
 //
 // It prints a line per package (both figures) and the totals; with -list,
 // every identifier, those left out of the second figure marked "-" with
