@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/internal/codec"
 )
 
 // Defaults and bounds of /api/suggest's parameters.
@@ -81,13 +82,13 @@ func suggest(e *core.Engine, period time.Duration, factor float64) (suggestion, 
 	sg := e.Suggest(period, factor)
 	out := suggestion{From: sg.From, To: sg.To, Period: period.String(), Factor: sg.Factor, Resources: make([]baseline, len(sg.Resources))}
 	var err error
-	if out.Documents.Flow, err = compactly(converter.FlowRules(), sg.Rules.Flow); err != nil {
+	if out.Documents.Flow, err = codec.EncodeCompact(converter.FlowRules(), sg.Rules.Flow); err != nil {
 		return out, fmt.Errorf("admin: encode the suggested flow rules: %w", err)
 	}
-	if out.Documents.Degrade, err = compactly(converter.CircuitBreakerRules(), sg.Rules.CircuitBreaker); err != nil {
+	if out.Documents.Degrade, err = codec.EncodeCompact(converter.CircuitBreakerRules(), sg.Rules.CircuitBreaker); err != nil {
 		return out, fmt.Errorf("admin: encode the suggested circuit breakers: %w", err)
 	}
-	if out.Documents.RuleSet, err = compactly(converter.RuleSet(), sg.Rules); err != nil {
+	if out.Documents.RuleSet, err = codec.EncodeCompact(converter.RuleSet(), sg.Rules); err != nil {
 		return out, fmt.Errorf("admin: encode the suggested rule set: %w", err)
 	}
 	for i, b := range sg.Resources {
@@ -96,24 +97,15 @@ func suggest(e *core.Engine, period time.Duration, factor float64) (suggestion, 
 		if !b.PeakAt.IsZero() {
 			o.PeakAt = &b.PeakAt
 		}
-		if o.Flow, err = compactly(converter.FlowRules(), b.Flow); err != nil {
+		if o.Flow, err = codec.EncodeCompact(converter.FlowRules(), b.Flow); err != nil {
 			return out, fmt.Errorf("admin: encode the flow rule suggested for %q: %w", b.Resource, err)
 		}
-		if o.Degrade, err = compactly(converter.CircuitBreakerRules(), b.CircuitBreaker); err != nil {
+		if o.Degrade, err = codec.EncodeCompact(converter.CircuitBreakerRules(), b.CircuitBreaker); err != nil {
 			return out, fmt.Errorf("admin: encode the breakers suggested for %q: %w", b.Resource, err)
 		}
 		out.Resources[i] = o
 	}
 	return out, nil
-}
-
-// compactly encodes v in the compact canonical form (converter.Compacter),
-// as bulwark suggest and bulwark fmt print it.
-func compactly[T any](c converter.Codec[T], v T) ([]byte, error) {
-	if cp, ok := c.(converter.Compacter[T]); ok {
-		return cp.EncodeCompact(v)
-	}
-	return c.Encode(v)
 }
 
 // serveSuggest answers /api/suggest.

@@ -18,6 +18,7 @@ import (
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/internal/codec"
 	"github.com/bulwark-go/bulwark/internal/testclock"
 	"github.com/bulwark-go/bulwark/internal/testtraffic"
 )
@@ -112,7 +113,7 @@ func TestSuggestAPI(t *testing.T) {
 		assert.NotContains(t, string(d), `"statIntervalMs":1000`, name)
 		assert.NotContains(t, string(d), `"clusterMode":false`, name)
 	}
-	want0, err := converter.FlowRules().(converter.Compacter[[]flow.Rule]).EncodeCompact(doc)
+	want0, err := codec.EncodeCompact(converter.FlowRules(), doc)
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, json.Compact(&buf, want0))

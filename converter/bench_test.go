@@ -111,7 +111,7 @@ func BenchmarkDecodeHotspot10k(b *testing.B) {
 // changed, over their document.
 func BenchmarkEncodeOverFlow10k(b *testing.B) {
 	doc := flowDoc(10000)
-	c := FlowRules().(Patcher[[]flow.Rule])
+	c := FlowRules().(canEncodeOver[[]flow.Rule])
 	rules, err := FlowRules().Convert(doc)
 	if err != nil {
 		b.Fatal(err)

@@ -8,24 +8,9 @@ import (
 	"github.com/bulwark-go/bulwark/core/hotspot"
 )
 
-// Compacter is an Encoder that can also write a value compactly: each rule
-// with only the fields that differ from Java's defaults (and those a rule
-// must have), in Java's field order, one rule per line; a rule set without
-// the kinds that have no rules. A compact document decodes to the same
-// rules as Encode's. It is the canonical form people read and keep
-// (bulwark fmt, suggestions).
-type Compacter[T any] interface {
-	Encoder[T]
-	EncodeCompact(v T) ([]byte, error)
-}
-
-var (
-	_ Compacter[[]flow.Rule] = list[flow.Rule]{}
-	_ Compacter[Rules]       = ruleSet{}
-)
-
 // EncodeCompact writes the rules as Encode does, each rule without the
-// fields that hold their defaults.
+// fields that hold their defaults: the compact canonical form, which
+// package internal/codec describes and reaches.
 func (c list[T]) EncodeCompact(rules []T) ([]byte, error) {
 	full, err := c.Encode(rules)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/internal/codec"
 )
 
 // compactOf decodes doc with c and encodes it compactly; the compact
@@ -16,7 +17,7 @@ func compactOf[T any](t *testing.T, c converter.Codec[T], doc string) string {
 	t.Helper()
 	v, err := c.Convert([]byte(doc))
 	require.NoError(t, err)
-	out, err := c.(converter.Compacter[T]).EncodeCompact(v)
+	out, err := codec.EncodeCompact(c, v)
 	require.NoError(t, err)
 	again, err := c.Convert(out)
 	require.NoError(t, err, string(out))
@@ -54,7 +55,7 @@ func TestEncodeCompact(t *testing.T) {
 	assert.Equal(t, "{}\n", compactOf(t, converter.RuleSet(), `{"flow":[]}`))
 
 	// Values from Go: zero fields are the defaults.
-	out, err := converter.FlowRules().(converter.Compacter[[]flow.Rule]).EncodeCompact([]flow.Rule{{Resource: "r", Count: 2, Shadow: true}})
+	out, err := codec.EncodeCompact(converter.FlowRules(), []flow.Rule{{Resource: "r", Count: 2, Shadow: true}})
 	require.NoError(t, err)
 	assert.Equal(t, "[\n  {\"resource\":\"r\",\"count\":2,\"shadow\":true}\n]\n", string(out))
 }

@@ -6,10 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bulwark-go/bulwark/core/authority"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
-	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/core/system"
 )
 
@@ -106,16 +104,16 @@ func TestLegacyFields(t *testing.T) {
 	// DegradeRule 0.1 to 1.4 wrote cut, 0.1 to 1.6 passCount.
 	doc := `[{"resource":"a","grade":2,"count":10,"timeWindow":5,"cut":false,"passCount":0},
 		{"resource":"b","grade":0,"count":100,"timeWindow":5,"passCount":{"value":3}}]`
-	rules, warnings, err := CircuitBreakerRules().(Inspector[[]circuitbreaker.Rule]).Inspect([]byte(doc))
+	rules, warnings, err := CircuitBreakerRules().(canInspect[[]circuitbreaker.Rule]).Inspect([]byte(doc))
 	require.NoError(t, err)
 	assert.Len(t, rules, 2)
 	require.Len(t, warnings, 3)
 	for _, w := range warnings {
-		assert.ErrorIs(t, w, ErrIgnored)
+		assert.ErrorIs(t, w, errIgnored)
 		assert.NotErrorIs(t, w, ErrInvalid)
 	}
 	assert.Equal(t, Problem{Path: "[0].cut", Rule: 0, Resource: "a", Line: 1, Column: 60,
-		Message: "ignored: DegradeRule.cut, the breaker state that Sentinel 0.1 to 1.4 wrote; Java ignores it since 1.5", Err: ErrIgnored}, warnings[0])
+		Message: "ignored: DegradeRule.cut, the breaker state that Sentinel 0.1 to 1.4 wrote; Java ignores it since 1.5", Err: errIgnored}, warnings[0])
 	assert.Equal(t, `[1] "b": passCount: ignored: DegradeRule.passCount, the counter that Sentinel 0.1 to 1.6 wrote; Java ignores it since 1.7`, warnings[2].Error())
 
 	// Convert takes them silently.
@@ -123,7 +121,7 @@ func TestLegacyFields(t *testing.T) {
 	require.NoError(t, err)
 
 	// The dashboard's SystemRuleEntity up to 1.6.2: avgLoad.
-	sys, warnings, err := SystemRules().(Inspector[[]system.Rule]).Inspect([]byte(
+	sys, warnings, err := SystemRules().(canInspect[[]system.Rule]).Inspect([]byte(
 		`[{"id":3,"app":"demo","ip":"1.1.1.1","port":8719,"avgLoad":8.0,"avgRt":-1,"maxThread":-1,"qps":100.0,"gmtCreate":null,"gmtModified":null}]`))
 	require.NoError(t, err)
 	assert.Equal(t, -1.0, sys[0].HighestSystemLoad, "Java ignores avgLoad")
@@ -131,11 +129,11 @@ func TestLegacyFields(t *testing.T) {
 	assert.Equal(t, "[0].avgLoad", warnings[0].Path)
 
 	// ParamFlowRule 0.2: blockGrade, also inside a dashboard entity and in a rule set.
-	rs, warnings, err := RuleSet().(Inspector[Rules]).Inspect([]byte(`{"paramFlow":[
+	rs, warnings, err := RuleSet().(canInspect[Rules]).Inspect([]byte(`{"paramFlow":[
 		{"resource":"x","paramIdx":0,"count":1},
 		{"id":1,"rule":{"resource":"getUser","paramIdx":0,"count":5,"blockGrade":1}}]}`))
 	require.NoError(t, err)
-	assert.Equal(t, hotspot.GradeQPS, rs.Hotspot[1].Grade)
+	assert.Equal(t, flow.GradeQPS, rs.Hotspot[1].Grade)
 	require.Len(t, warnings, 1)
 	assert.Equal(t, "paramFlow[1].rule.blockGrade", warnings[0].Path)
 	assert.Equal(t, 1, warnings[0].Rule)
@@ -143,10 +141,10 @@ func TestLegacyFields(t *testing.T) {
 
 	// Warnings come with problems too, and a document that is not JSON
 	// has none.
-	_, warnings, err = CircuitBreakerRules().(Inspector[[]circuitbreaker.Rule]).Inspect([]byte(`[{"resource":"a","cut":true,"count":-1,"timeWindow":1}]`))
+	_, warnings, err = CircuitBreakerRules().(canInspect[[]circuitbreaker.Rule]).Inspect([]byte(`[{"resource":"a","cut":true,"count":-1,"timeWindow":1}]`))
 	assert.Error(t, err)
 	assert.Len(t, warnings, 1)
-	_, warnings, err = CircuitBreakerRules().(Inspector[[]circuitbreaker.Rule]).Inspect([]byte(`[{"resource":"a","cut":true},`))
+	_, warnings, err = CircuitBreakerRules().(canInspect[[]circuitbreaker.Rule]).Inspect([]byte(`[{"resource":"a","cut":true},`))
 	assert.ErrorIs(t, err, ErrSyntax)
 	assert.Empty(t, warnings)
 
@@ -235,19 +233,4 @@ func TestPartial(t *testing.T) {
 		assert.False(t, de.Partial, doc)
 		assert.Nil(t, rules, doc)
 	}
-}
-
-func TestEveryCodecInspectsAndPatches(t *testing.T) {
-	assert.Implements(t, (*Inspector[[]flow.Rule])(nil), FlowRules())
-	assert.Implements(t, (*Patcher[[]flow.Rule])(nil), FlowRules())
-	assert.Implements(t, (*Inspector[[]circuitbreaker.Rule])(nil), CircuitBreakerRules())
-	assert.Implements(t, (*Patcher[[]circuitbreaker.Rule])(nil), CircuitBreakerRules())
-	assert.Implements(t, (*Inspector[[]system.Rule])(nil), SystemRules())
-	assert.Implements(t, (*Patcher[[]system.Rule])(nil), SystemRules())
-	assert.Implements(t, (*Inspector[Rules])(nil), RuleSet())
-	assert.Implements(t, (*Patcher[Rules])(nil), RuleSet())
-	assert.Implements(t, (*Inspector[[]hotspot.Rule])(nil), HotspotRules())
-	assert.Implements(t, (*Patcher[[]hotspot.Rule])(nil), HotspotRules())
-	assert.Implements(t, (*Inspector[[]authority.Rule])(nil), AuthorityRules())
-	assert.Implements(t, (*Patcher[[]authority.Rule])(nil), AuthorityRules())
 }

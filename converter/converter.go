@@ -20,34 +20,10 @@ type Encoder[T any] interface {
 	Encode(v T) ([]byte, error)
 }
 
-// Codec is a Converter and an Encoder of the same document format. The
-// codecs of this package are also an [Inspector] and a [Patcher] of it.
+// Codec is a Converter and an Encoder of the same document format.
 type Codec[T any] interface {
 	Converter[T]
 	Encoder[T]
-}
-
-// Inspector is a Converter that also reports what it accepted but ignored.
-//
-// The warnings are Problems with Err ErrIgnored, in document order: the
-// fields of older Sentinel releases that Java ignores today. Inspect
-// returns the value and error Convert returns, and the warnings also with
-// an error (none when the document is not JSON).
-type Inspector[T any] interface {
-	Converter[T]
-	Inspect(data []byte) (v T, warnings []Problem, err error)
-}
-
-// Patcher is an Encoder that can write a value over the document it was read from, keeping what the value does not model.
-//
-// EncodeOver(prev, v) writes the rules of v that equal rules of prev as
-// prev wrote them, patches the changed ones (keeping the dashboard's
-// entity fields and wrapper), and adds and drops the others; when prev
-// does not decode, it is Encode(v). The package documentation, "Writing
-// over a document", has the details.
-type Patcher[T any] interface {
-	Encoder[T]
-	EncodeOver(prev []byte, v T) ([]byte, error)
 }
 
 // kind is everything the codec of one rule type needs.
@@ -99,14 +75,6 @@ func (k *kind[T]) read(d *decoder) []T {
 	return readList(d, k.object, k.defaults, k.check, k.resource)
 }
 
-// Every codec of this package is an Inspector and a Patcher.
-var (
-	_ Inspector[[]flow.Rule] = list[flow.Rule]{}
-	_ Patcher[[]flow.Rule]   = list[flow.Rule]{}
-	_ Inspector[Rules]       = ruleSet{}
-	_ Patcher[Rules]         = ruleSet{}
-)
-
 // list is the codec of a JSON array of rules of one kind.
 type list[T any] struct {
 	k *kind[T]
@@ -125,8 +93,8 @@ func (c list[T]) Convert(data []byte) ([]T, error) {
 }
 
 // Inspect is Convert that also returns the warnings: fields accepted and
-// ignored because an older Sentinel release wrote them (Err ErrIgnored),
-// in document order.
+// ignored because an older Sentinel release wrote them (Err errIgnored),
+// in document order. Package internal/codec reaches it.
 func (c list[T]) Inspect(data []byte) ([]T, []Problem, error) {
 	rules, warnings, _, err := c.decode(data, nil)
 	return rules, warnings, err

@@ -225,8 +225,8 @@ func TestHotspot(t *testing.T) {
 		"resource":"getUser","paramIdx":0,"count":5}]`
 	rules, err := HotspotRules().Convert([]byte(doc))
 	require.NoError(t, err)
-	assert.Equal(t, []hotspot.Rule{{Resource: "getUser", LimitApp: "default", Grade: hotspot.GradeQPS, ParamIdx: 0, Count: 5,
-		ControlBehavior: hotspot.RateLimiter, MaxQueueingTimeMs: 200, DurationInSec: 1,
+	assert.Equal(t, []hotspot.Rule{{Resource: "getUser", LimitApp: "default", Grade: flow.GradeQPS, ParamIdx: 0, Count: 5,
+		ControlBehavior: flow.RateLimiter, MaxQueueingTimeMs: 200, DurationInSec: 1,
 		ParamFlowItemList: []hotspot.ParamFlowItem{{Object: "42", Count: 100, ClassType: "int"}, {Object: "7", Count: 1, ClassType: "java.lang.Long"},
 			{Object: "vip", Count: 50, ClassType: "String"}, {Object: "true", Count: 2, ClassType: "boolean"}},
 		ClusterConfig: hotspot.ClusterConfig{FlowID: 3, SampleCount: 10, WindowIntervalMs: 1000}}}, rules)

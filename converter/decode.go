@@ -23,7 +23,7 @@ type seg struct {
 type decoder struct {
 	scanner
 	problems []Problem
-	warnings []Problem // ErrIgnored
+	warnings []Problem // errIgnored
 	path     []seg
 	// rule is the index of the rule being read, -1 outside rules.
 	rule int
@@ -82,7 +82,7 @@ func (d *decoder) problem(kind error, format string, args ...any) {
 // warn records that the field at d.at was accepted and ignored.
 func (d *decoder) warn(why string) {
 	d.warnings = append(d.warnings, Problem{Path: d.pathString(), Rule: d.rule, Line: -1, Column: d.at,
-		Message: "ignored: " + why, Err: ErrIgnored})
+		Message: "ignored: " + why, Err: errIgnored})
 }
 
 // wrongType records that the value at pos is not of the expected JSON

@@ -11,10 +11,10 @@
 //
 // which is the whole state: a kind left out means no rules of that kind.
 // Codecs hold no state between calls and are safe for concurrent use.
-// Every codec of this package is also an [Inspector] (Inspect: decode and
-// report what was accepted but ignored) and a [Patcher] (EncodeOver: write
-// a value over the document it was read from); a datasource finds them
-// with a type assertion.
+// Besides Convert and Encode, the codecs of this package report what a
+// document holds that they accepted but ignored (see Java compatibility),
+// and write a value over the document it was read from (see Writing over
+// a document); the datasource framework uses both, and so does the CLI.
 //
 // # Java compatibility
 //
@@ -44,8 +44,9 @@
 // back as 0.
 //
 // Enums are written as Java's numbers and read as numbers or as names in
-// any case (the Go values of flow.Grade and hotspot.Grade are not Java's
-// numbers, so that their zero value is QPS; the codecs map them): "grade": "QPS", "controlBehavior": "warmUp", "strategy":
+// any case (the Go values of flow.Grade, which hot-parameter rules share,
+// are not Java's numbers, so that its zero value is QPS; the codecs map
+// them): "grade": "QPS", "controlBehavior": "warmUp", "strategy":
 // "black", "grade": "errorRatio". Circuit breakers also have grade 100,
 // "avgRt", Sentinel's average-RT strategy before 1.8, with its
 // rtSlowRequestAmount field (default 5); Java 1.8 ignores such a rule.
@@ -70,11 +71,11 @@
 // array, a note beside a rule.
 //
 // Fields that released Sentinel versions wrote and today's Java ignores
-// are accepted and ignored too, each with a warning (a [Problem] with Err
-// [ErrIgnored]) that Inspect returns: DegradeRule's cut (Sentinel 0.1 to
-// 1.4) and passCount (0.1 to 1.6), ParamFlowRule's blockGrade (0.2,
-// renamed grade in 1.3) and the dashboard's avgLoad of SystemRuleEntity
-// (up to 1.6.2, highestSystemLoad since). FlowRule, ClusterFlowConfig,
+// are accepted and ignored too, each with a warning (a [Problem]) that a
+// datasource logs and bulwark validate prints: DegradeRule's cut
+// (Sentinel 0.1 to 1.4) and passCount (0.1 to 1.6), ParamFlowRule's
+// blockGrade (0.2, renamed grade in 1.3) and the dashboard's avgLoad of
+// SystemRuleEntity (up to 1.6.2, highestSystemLoad since). FlowRule, ClusterFlowConfig,
 // SystemRule, AuthorityRule, ParamFlowClusterConfig and ParamFlowItem
 // never lost a field in a release. Fields that only Sentinel's
 // development branches had (FlowRule's clusterLocalCountWhenError,
@@ -123,9 +124,10 @@
 //
 // # Writing over a document
 //
-// EncodeOver(prev, v) writes v over prev, the document v was read from,
-// keeping what v does not model; write-back (a datasource's Update) uses
-// it so that changing one threshold changes only that threshold:
+// Write-back (datasource.Writable's Update, the CLI's set and the fleet
+// console's edits) writes a value v over prev, the document v was read
+// from, keeping what v does not model, so that changing one threshold
+// changes only that threshold:
 //
 //   - a rule of v equal to a rule of prev (after decoding) is written as
 //     prev's text of that rule, byte for byte: entity fields, nulls,
@@ -155,8 +157,8 @@
 // changed (a renamed resource) is a new rule and loses its entity fields.
 //
 // When prev does not decode (not JSON, a problem of the document as a
-// whole), EncodeOver is Encode. When prev is partial, its rules with a
-// problem match nothing, since no value holds them, and are dropped. v is
-// checked as Encode checks it, and the result always decodes to v: were
-// it not to, EncodeOver returns Encode's document instead.
+// whole), the document written is Encode's. When prev is partial, its
+// rules with a problem match nothing, since no value holds them, and are
+// dropped. v is checked as Encode checks it, and the result always
+// decodes to v: were it not to, the document written is Encode's.
 package converter

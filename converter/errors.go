@@ -18,14 +18,15 @@ var (
 	// (an unknown enum value, a fraction where Java has an int, a value
 	// out of range, a rule that fails its Validate).
 	ErrInvalid = errors.New("converter: invalid rule")
-	// ErrIgnored is the Err of a warning (see [Inspector]): a field that
-	// an older Sentinel release wrote and today's Java ignores was
-	// accepted and ignored. It is never part of a *DecodeError.
-	ErrIgnored = errors.New("converter: field ignored")
 )
 
-// Problem is one thing wrong with a document, or, with Err ErrIgnored, a
-// warning about it.
+// errIgnored is the Err of a warning (see the package documentation): a
+// field that an older Sentinel release wrote and today's Java ignores was
+// accepted and ignored. It is never part of a *DecodeError.
+var errIgnored = errors.New("converter: field ignored")
+
+// Problem is one thing wrong with a document, or a warning about it (a
+// field accepted and ignored: see the package documentation).
 type Problem struct {
 	// Path is where, in JSON path form: "[2].controlBehavior",
 	// "flow[0].clusterConfig.flowId", "" for the document as a whole.
@@ -45,7 +46,8 @@ type Problem struct {
 	Line, Column int
 	// Message says what is wrong and what was expected.
 	Message string
-	// Err is ErrSyntax, ErrInvalid or, for a warning, ErrIgnored.
+	// Err is ErrSyntax or ErrInvalid; for a warning, an error saying the
+	// field was ignored.
 	Err error
 }
 
@@ -78,7 +80,7 @@ func (p Problem) Error() string {
 	return p.Path + ": " + p.Message
 }
 
-// Unwrap returns ErrSyntax, ErrInvalid or ErrIgnored.
+// Unwrap returns Err.
 func (p Problem) Unwrap() error { return p.Err }
 
 // DecodeError lists every problem found in a document, in document order

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/bulwark-go/bulwark/converter"
-	"github.com/bulwark-go/bulwark/core/circuitbreaker"
-	"github.com/bulwark-go/bulwark/core/flow"
 )
 
 func ExampleFlowRules() {
@@ -86,22 +84,6 @@ func ExampleFlowRules_comments() {
 	// 1 POST /checkout <nil>
 }
 
-func ExampleInspector() {
-	// A DegradeRule as Sentinel 1.4 wrote it: cut and passCount were
-	// getters of the rule then; Java ignores them today.
-	doc := []byte(`[{"resource": "payment", "grade": 2, "count": 10, "timeWindow": 30, "cut": false, "passCount": 0}]`)
-	inspector := converter.CircuitBreakerRules().(converter.Inspector[[]circuitbreaker.Rule])
-	rules, warnings, err := inspector.Inspect(doc)
-	fmt.Println(len(rules), err)
-	for _, w := range warnings {
-		fmt.Printf("%d:%d: %v\n", w.Line, w.Column, w)
-	}
-	// Output:
-	// 1 <nil>
-	// 1:76: [0] "payment": cut: ignored: DegradeRule.cut, the breaker state that Sentinel 0.1 to 1.4 wrote; Java ignores it since 1.5
-	// 1:96: [0] "payment": passCount: ignored: DegradeRule.passCount, the counter that Sentinel 0.1 to 1.6 wrote; Java ignores it since 1.7
-}
-
 func ExampleDecodeError_partial() {
 	doc := []byte(`[
 		{"resource": "GET /orders", "count": 20},
@@ -123,25 +105,4 @@ func ExampleDecodeError_partial() {
 	// refused rule 1: [1] "POST /orders": count: must be >= 0
 	// kept GET /orders
 	// kept GET /items
-}
-
-func ExamplePatcher() {
-	// Rules as Sentinel's dashboard saved them, entity fields and nulls
-	// included.
-	prev := []byte(`[
-  {"id":1,"app":"shop","ip":"10.0.0.7","port":8720,"resource":"GET /orders","limitApp":"default","grade":1,"count":100,"refResource":null,"gmtCreate":1700000000000,"gmtModified":1700000000000},
-  {"id":2,"app":"shop","ip":"10.0.0.7","port":8720,"resource":"POST /pay","limitApp":"default","grade":1,"count":20,"refResource":null,"gmtCreate":1700000000000,"gmtModified":1700000000000}
-]
-`)
-	codec := converter.FlowRules()
-	rules, _ := codec.Convert(prev)
-	rules[1].Count = 25
-	out, err := codec.(converter.Patcher[[]flow.Rule]).EncodeOver(prev, rules)
-	fmt.Print(string(out), err)
-	// Output:
-	// [
-	//   {"id":1,"app":"shop","ip":"10.0.0.7","port":8720,"resource":"GET /orders","limitApp":"default","grade":1,"count":100,"refResource":null,"gmtCreate":1700000000000,"gmtModified":1700000000000},
-	//   {"id":2,"app":"shop","ip":"10.0.0.7","port":8720,"resource":"POST /pay","limitApp":"default","grade":1,"count":25,"refResource":null,"gmtCreate":1700000000000,"gmtModified":1700000000000}
-	// ]
-	// <nil>
 }

@@ -32,9 +32,9 @@ func fuzzCodec[T any](f *testing.F, c Codec[T], mutate func(T) T, seeds ...strin
 		f.Add([]byte("\xef\xbb\xbf/* header */\n" + s + " // end"))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		v, warnings, err := c.(Inspector[T]).Inspect(data)
+		v, warnings, err := c.(canInspect[T]).Inspect(data)
 		for _, w := range warnings {
-			if !errors.Is(w, ErrIgnored) || w.Line < 1 || w.Column < 1 || w.Path == "" {
+			if !errors.Is(w, errIgnored) || w.Line < 1 || w.Column < 1 || w.Path == "" {
 				t.Fatalf("bad warning: %+v", w)
 			}
 		}
@@ -70,7 +70,7 @@ func fuzzCodec[T any](f *testing.F, c Codec[T], mutate func(T) T, seeds ...strin
 		if !reflect.DeepEqual(v, back) {
 			t.Fatalf("round trip changed the rules\nfirst:  %+v\nsecond: %+v\nencoded: %s", v, back, out)
 		}
-		compact, err := c.(Compacter[T]).EncodeCompact(v)
+		compact, err := c.(canEncodeCompact[T]).EncodeCompact(v)
 		if err != nil {
 			t.Fatalf("accepted rules do not encode compactly: %v\ninput: %q", err, data)
 		}
@@ -192,7 +192,7 @@ func mutateAuthority(v []authority.Rule) []authority.Rule {
 
 func mutateHotspot(v []hotspot.Rule) []hotspot.Rule {
 	return mutateList(v, func(r *hotspot.Rule) { r.Count++ },
-		hotspot.Rule{Resource: "new", LimitApp: "default", Grade: hotspot.GradeQPS, ParamIdx: 1, Count: 3, DurationInSec: 1,
+		hotspot.Rule{Resource: "new", LimitApp: "default", Grade: flow.GradeQPS, ParamIdx: 1, Count: 3, DurationInSec: 1,
 			ParamFlowItemList: []hotspot.ParamFlowItem{{Object: "7", Count: 1, ClassType: "int"}}})
 }
 

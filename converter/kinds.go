@@ -281,8 +281,8 @@ var authorityObject = func() *object[authority.Rule] {
 // Hotspot: Java ParamFlowRule; the dashboard wraps it in an entity.
 
 var (
-	hotspotGrade    = newEnum(hotspot.GradeThread, hotspot.GradeQPS).withJava(0, 1)
-	hotspotBehavior = newEnum(hotspot.Reject, hotspot.RateLimiter)
+	hotspotGrade    = newEnum(flow.GradeThread, flow.GradeQPS).withJava(0, 1)
+	hotspotBehavior = newEnum(flow.Reject, flow.RateLimiter)
 )
 
 var hotspotClusterObject = newObject([]field[hotspot.ClusterConfig]{
@@ -337,10 +337,10 @@ var hotspotObject = func() *object[hotspot.Rule] {
 	o := newObject([]field[R]{
 		strField("resource", func(r *R, v string) { r.Resource = v }),
 		strField("limitApp", func(r *R, v string) { r.LimitApp = v }),
-		enumField("grade", hotspotGrade, func(r *R, v int) { r.Grade = hotspot.Grade(v) }),
+		enumField("grade", hotspotGrade, func(r *R, v int) { r.Grade = flow.Grade(v) }),
 		intField("paramIdx", 32, func(r *R, v int64) { r.ParamIdx = int(v) }),
 		floatField("count", func(r *R, v float64) { r.Count = v }),
-		enumField("controlBehavior", hotspotBehavior, func(r *R, v int) { r.ControlBehavior = hotspot.ControlBehavior(v) }),
+		enumField("controlBehavior", hotspotBehavior, func(r *R, v int) { r.ControlBehavior = flow.ControlBehavior(v) }),
 		intField("maxQueueingTimeMs", 32, func(r *R, v int64) { r.MaxQueueingTimeMs = int(v) }),
 		intField("burstCount", 32, func(r *R, v int64) { r.BurstCount = int(v) }),
 		positiveField("durationInSec", 64, "must be > 0 (seconds)", func(r *R, v int64) { r.DurationInSec = v }),

@@ -44,7 +44,7 @@ func TestEncodeOverChangesOneRule(t *testing.T) {
 	require.NoError(t, err)
 	rules[1].Count = 25
 
-	out, err := c.(Patcher[[]flow.Rule]).EncodeOver(prev, rules)
+	out, err := c.(canEncodeOver[[]flow.Rule]).EncodeOver(prev, rules)
 	require.NoError(t, err)
 	back, err := c.Convert(out)
 	require.NoError(t, err)
@@ -61,7 +61,7 @@ func TestEncodeOverChangesOneRule(t *testing.T) {
 }
 
 func TestEncodeOverMatching(t *testing.T) {
-	c := FlowRules().(Patcher[[]flow.Rule])
+	c := FlowRules().(canEncodeOver[[]flow.Rule])
 	prev := []byte(dashboardFlow)
 	rules, err := FlowRules().Convert(prev)
 	require.NoError(t, err)
@@ -108,7 +108,7 @@ func TestEncodeOverMatching(t *testing.T) {
 }
 
 func TestEncodeOverIdentity(t *testing.T) {
-	c := FlowRules().(Patcher[[]flow.Rule])
+	c := FlowRules().(canEncodeOver[[]flow.Rule])
 	prev := []byte(`[
 {"id":1,"resource":"r","limitApp":"default","count":10},
 {"id":2,"resource":"r","limitApp":"app-a","count":5},
@@ -158,7 +158,7 @@ func TestEncodeOverWrappedEntities(t *testing.T) {
 	require.NoError(t, err)
 	rules[0].Count = 4
 	rules[0].ParamFlowItemList = append(rules[0].ParamFlowItemList, hotspot.ParamFlowItem{Object: "8", Count: 1, ClassType: "int"})
-	out, err := c.(Patcher[[]hotspot.Rule]).EncodeOver(prev, rules)
+	out, err := c.(canEncodeOver[[]hotspot.Rule]).EncodeOver(prev, rules)
 	require.NoError(t, err)
 	back, err := c.Convert(out)
 	require.NoError(t, err)
@@ -175,7 +175,7 @@ func TestEncodeOverWrappedEntities(t *testing.T) {
 	ar, err := AuthorityRules().Convert(ap)
 	require.NoError(t, err)
 	ar[0].LimitApp = "a,b"
-	out, err = AuthorityRules().(Patcher[[]authority.Rule]).EncodeOver(ap, ar)
+	out, err = AuthorityRules().(canEncodeOver[[]authority.Rule]).EncodeOver(ap, ar)
 	require.NoError(t, err)
 	assert.Equal(t, `[{"id":4,"app":"demo","ip":"10.1.1.1","port":8719,"rule":{"resource":"r","limitApp":"a,b","strategy":1},"gmtCreate":1,"gmtModified":1}]`, string(out))
 }
@@ -186,7 +186,7 @@ func TestEncodeOverLegacyFields(t *testing.T) {
 	rules, err := c.Convert(prev)
 	require.NoError(t, err)
 	rules[0].Count = 11
-	out, err := c.(Patcher[[]circuitbreaker.Rule]).EncodeOver(prev, rules)
+	out, err := c.(canEncodeOver[[]circuitbreaker.Rule]).EncodeOver(prev, rules)
 	require.NoError(t, err)
 	// The changed rule drops the fields that described the old rule; the
 	// unchanged one keeps everything.
@@ -200,7 +200,7 @@ func TestEncodeOverSystemRulesByPosition(t *testing.T) {
 	require.NoError(t, err)
 	rules[1].HighestCPUUsage = 0.9
 	rules = append(rules, system.Rule{HighestSystemLoad: -1, HighestCPUUsage: -1, QPS: -1, AvgRT: 50, MaxThread: -1})
-	out, err := c.(Patcher[[]system.Rule]).EncodeOver(prev, rules)
+	out, err := c.(canEncodeOver[[]system.Rule]).EncodeOver(prev, rules)
 	require.NoError(t, err)
 	assert.Equal(t, "[\n  {\"id\":1,\"qps\":100},\n  {\"id\":2,\"highestCpuUsage\":0.9},\n  {\"highestSystemLoad\":-1,\"highestCpuUsage\":-1,\"qps\":-1,\"avgRt\":50,\"maxThread\":-1}\n]", string(out))
 }
@@ -218,7 +218,7 @@ func TestEncodeOverRuleSet(t *testing.T) {
 	require.NoError(t, err)
 	rs.Flow[1].Count = 3
 	rs.Authority = []authority.Rule{{Resource: "admin", LimitApp: "ops"}}
-	out, err := c.(Patcher[Rules]).EncodeOver(prev, rs)
+	out, err := c.(canEncodeOver[Rules]).EncodeOver(prev, rs)
 	require.NoError(t, err)
 	assert.Equal(t, `// rules of checkout
 {
@@ -238,7 +238,7 @@ func TestEncodeOverRuleSet(t *testing.T) {
 	// gets an array.
 	rs.Flow = nil
 	rs.System = []system.Rule{{HighestSystemLoad: -1, HighestCPUUsage: -1, QPS: 10, AvgRT: -1, MaxThread: -1}}
-	out, err = c.(Patcher[Rules]).EncodeOver(prev, rs)
+	out, err = c.(canEncodeOver[Rules]).EncodeOver(prev, rs)
 	require.NoError(t, err)
 	assert.Equal(t, `// rules of checkout
 {
@@ -254,7 +254,7 @@ func TestEncodeOverRuleSet(t *testing.T) {
 `, string(out))
 
 	// An empty object gets members.
-	out, err = c.(Patcher[Rules]).EncodeOver([]byte(`{}`), Rules{Authority: rs.Authority})
+	out, err = c.(canEncodeOver[Rules]).EncodeOver([]byte(`{}`), Rules{Authority: rs.Authority})
 	require.NoError(t, err)
 	assert.Equal(t, "{\n  \"authority\": [\n    {\"resource\":\"admin\",\"limitApp\":\"ops\",\"strategy\":0}\n  ]\n}", string(out))
 }
@@ -264,20 +264,20 @@ func TestEncodeOverFallsBack(t *testing.T) {
 	want, err := FlowRules().Encode(rules)
 	require.NoError(t, err)
 	for _, prev := range []string{``, `not json`, `null`, `{"resource":"a"}`, `[{"resource":"a","count":1}`, `{"flow":[]}`} {
-		out, err := FlowRules().(Patcher[[]flow.Rule]).EncodeOver([]byte(prev), rules)
+		out, err := FlowRules().(canEncodeOver[[]flow.Rule]).EncodeOver([]byte(prev), rules)
 		require.NoError(t, err, prev)
 		assert.Equal(t, string(want), string(out), prev)
 	}
 	want, err = RuleSet().Encode(Rules{Flow: rules})
 	require.NoError(t, err)
 	for _, prev := range []string{``, `null`, `[]`, `{"flow":[],"x":1}`} {
-		out, err := RuleSet().(Patcher[Rules]).EncodeOver([]byte(prev), Rules{Flow: rules})
+		out, err := RuleSet().(canEncodeOver[Rules]).EncodeOver([]byte(prev), Rules{Flow: rules})
 		require.NoError(t, err, prev)
 		assert.Equal(t, string(want), string(out), prev)
 	}
 
 	// Invalid rules are refused as Encode refuses them.
-	_, err = FlowRules().(Patcher[[]flow.Rule]).EncodeOver([]byte(`[]`), []flow.Rule{{Resource: "x", Count: -1}})
+	_, err = FlowRules().(canEncodeOver[[]flow.Rule]).EncodeOver([]byte(`[]`), []flow.Rule{{Resource: "x", Count: -1}})
 	assert.Equal(t, []string{`[0] "x": count: must be >= 0`}, problems(t, err))
 
 	// A previous document with a bad rule: its good rules are kept, the
@@ -285,7 +285,7 @@ func TestEncodeOverFallsBack(t *testing.T) {
 	prev := []byte(`[{"id":1,"resource":"a","count":1},{"id":2,"resource":"b","count":-1}]`)
 	old, err := FlowRules().Convert(prev)
 	require.Error(t, err)
-	out, err := FlowRules().(Patcher[[]flow.Rule]).EncodeOver(prev, old)
+	out, err := FlowRules().(canEncodeOver[[]flow.Rule]).EncodeOver(prev, old)
 	require.NoError(t, err)
 	assert.Equal(t, `[{"id":1,"resource":"a","count":1}]`, string(out))
 }
@@ -293,7 +293,7 @@ func TestEncodeOverFallsBack(t *testing.T) {
 // TestEncodeOverShadow: turning a shadow rule on removes its "shadow"
 // member and keeps the rest of the text; turning it off adds one.
 func TestEncodeOverShadow(t *testing.T) {
-	c := FlowRules().(Patcher[[]flow.Rule])
+	c := FlowRules().(canEncodeOver[[]flow.Rule])
 	prev := []byte(`[
   // the tighter threshold, tried in shadow
   {"resource":"GET /orders","count":50,"shadow":true,"controlBehavior":0}

@@ -106,8 +106,8 @@ func (g gen) authority() authority.Rule {
 }
 
 func (g gen) hotspot() hotspot.Rule {
-	r := hotspot.Rule{Resource: g.resource(), LimitApp: g.str(), Grade: hotspot.Grade(g.int(2)), ParamIdx: g.int(10) - 5,
-		Count: g.float(), ControlBehavior: []hotspot.ControlBehavior{0, 2}[g.int(2)], MaxQueueingTimeMs: g.int(1000),
+	r := hotspot.Rule{Resource: g.resource(), LimitApp: g.str(), Grade: flow.Grade(g.int(2)), ParamIdx: g.int(10) - 5,
+		Count: g.float(), ControlBehavior: []flow.ControlBehavior{0, 2}[g.int(2)], MaxQueueingTimeMs: g.int(1000),
 		BurstCount: g.int(100), DurationInSec: 1 + g.r.Int64N(1<<40), ClusterMode: g.int(3) == 0}
 	items := [][2]string{{"42", "int"}, {"-9000000000", "long"}, {"1.5", "double"}, {"2.5", "java.lang.Float"}, {"true", "boolean"},
 		{"x", "char"}, {"vip", "String"}, {"any", ""}, {"12", "java.lang.Short"}, {"-3", "java.lang.Byte"}}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/internal/schematest"
 )
@@ -25,7 +26,7 @@ func TestSchemaKnowsEveryField(t *testing.T) {
 	t.Run("hotspot", func(t *testing.T) {
 		// Fill takes the first named behavior, flow's WarmUp, which a
 		// hot-parameter rule cannot have.
-		schemaRoundTrip(t, hotKind, func(r *hotspot.Rule) { r.ControlBehavior = hotspot.RateLimiter })
+		schemaRoundTrip(t, hotKind, func(r *hotspot.Rule) { r.ControlBehavior = flow.RateLimiter })
 	})
 }
 

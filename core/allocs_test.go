@@ -32,8 +32,8 @@ func TestPassPathAllocatesNothing(t *testing.T) {
 		{Resource: "all", Grade: circuitbreaker.ErrorRatio, Count: 0.5, TimeWindow: 1, MinRequestAmount: 5, StatIntervalMs: 1000},
 	}))
 	require.NoError(t, e.Hotspot().Load([]hotspot.Rule{
-		{Resource: "hotspot", Grade: hotspot.GradeQPS, ParamIdx: 0, Count: 1e9, DurationInSec: 1},
-		{Resource: "all", Grade: hotspot.GradeQPS, ParamIdx: 0, Count: 1e9, DurationInSec: 1},
+		{Resource: "hotspot", Grade: flow.GradeQPS, ParamIdx: 0, Count: 1e9, DurationInSec: 1},
+		{Resource: "all", Grade: flow.GradeQPS, ParamIdx: 0, Count: 1e9, DurationInSec: 1},
 	}))
 	require.NoError(t, e.System().Load([]system.Rule{
 		{HighestSystemLoad: 1000, HighestCPUUsage: 1, QPS: 1e12, AvgRT: 1 << 40, MaxThread: 1 << 40},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
+	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/core/system"
 )
@@ -71,7 +72,7 @@ func BenchmarkEnterBreakerOpen(b *testing.B) {
 
 func hotspotEngine(b *testing.B) *core.Engine {
 	e := core.NewEngine()
-	r := hotspot.Rule{Resource: "r", Grade: hotspot.GradeQPS, ParamIdx: 0, Count: 1e12, DurationInSec: 1,
+	r := hotspot.Rule{Resource: "r", Grade: flow.GradeQPS, ParamIdx: 0, Count: 1e12, DurationInSec: 1,
 		ParamFlowItemList: []hotspot.ParamFlowItem{{Object: "7", Count: 1 << 30, ClassType: "int"}}}
 	if err := e.Hotspot().Load([]hotspot.Rule{r}); err != nil {
 		b.Fatal(err)

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"fmt"
+
 	"github.com/bulwark-go/bulwark/cluster"
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/rule"
@@ -83,8 +85,8 @@ func shadowSharingBudget(rules []flow.Rule, valid []bool) map[int]error {
 		if out == nil {
 			out = map[int]error{}
 		}
-		out[i] = rule.Errorf("clusterConfig.flowId", "shadow cluster rule shares flowId %d with enforcing cluster rule rules[%d] (%q) "+
-			"and would spend its budget; give the shadow rule a flowId of its own", id, j, rules[j].Resource)
+		out[i] = &rule.FieldError{Field: "clusterConfig.flowId", Err: fmt.Errorf("shadow cluster rule shares flowId %d with enforcing cluster rule rules[%d] (%q) "+
+			"and would spend its budget; give the shadow rule a flowId of its own", id, j, rules[j].Resource)}
 	}
 	return out
 }

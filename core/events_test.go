@@ -13,6 +13,7 @@ import (
 	"github.com/bulwark-go/bulwark/core"
 	"github.com/bulwark-go/bulwark/core/authority"
 	"github.com/bulwark-go/bulwark/core/flow"
+	"github.com/bulwark-go/bulwark/internal/property"
 )
 
 func TestRuleEventsDescribeChanges(t *testing.T) {
@@ -71,17 +72,19 @@ func TestRuleEventsDescribeChanges(t *testing.T) {
 	assert.Len(t, e.RuleEvents(), 4)
 }
 
+// TestRuleEventsCarryTheSource sets values with their source as a
+// datasource's Readable does, through the mechanism a Property is.
 func TestRuleEventsCarryTheSource(t *testing.T) {
 	e := core.NewEngine()
 	p := core.NewProperty[[]flow.Rule]()
 	e.Flow().Register(p)
 	src := core.RuleSource{Name: "etcd /bulwark/flow", Revision: "42"}
-	require.NoError(t, p.SetFrom([]flow.Rule{{Resource: "r", Count: 1}}, src))
+	require.NoError(t, (*property.Cell[[]flow.Rule, core.RuleSource])(p).SetFrom([]flow.Rule{{Resource: "r", Count: 1}}, src))
 	rs := core.NewProperty[core.RuleSet]()
 	cancel := e.RegisterRuleSet(rs)
 	defer cancel()
 	src2 := core.RuleSource{Name: "file rules.json", Revision: "7"}
-	err := rs.SetFrom(core.RuleSet{
+	err := (*property.Cell[core.RuleSet, core.RuleSource])(rs).SetFrom(core.RuleSet{
 		Flow:      []flow.Rule{{Resource: "r", Count: 2}},
 		Authority: []authority.Rule{{Resource: "r"}}, // no limitApp: invalid
 	}, src2)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/internal/mono"
 	"github.com/bulwark-go/bulwark/internal/paramlimit"
@@ -65,7 +66,7 @@ func installHotspot(e *Engine, next, prev *table, rules []hotspot.Rule) {
 			hc.l = paramlimit.NewLimiter(r)
 		}
 		hc.block = &BlockError{Kind: BlockHotspot, Resource: r.Resource, Rule: r}
-		if r.Grade == hotspot.GradeThread {
+		if r.Grade == flow.GradeThread {
 			hs.threads = true
 		}
 		hs.checks = append(hs.checks, hc)
@@ -118,9 +119,9 @@ func (hs *hotspotSet) hotspotThreads(en *Entry, d int) {
 func describeHotspot(r hotspot.Rule) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "paramFlow rule paramIdx=%d %s %g", r.ParamIdx, r.Grade, r.Count)
-	if r.Grade == hotspot.GradeQPS {
+	if r.Grade == flow.GradeQPS {
 		fmt.Fprintf(&b, "/%ds", r.DurationInSec)
-		if r.ControlBehavior != hotspot.Reject {
+		if r.ControlBehavior != flow.Reject {
 			fmt.Fprintf(&b, " %s", r.ControlBehavior)
 		} else if r.BurstCount > 0 {
 			fmt.Fprintf(&b, " burst=%d", r.BurstCount)

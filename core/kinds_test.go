@@ -471,11 +471,11 @@ func TestHotspotThroughEngine(t *testing.T) {
 	e := core.NewEngine(core.WithClock(clk))
 	ctx := context.Background()
 	require.NoError(t, e.Hotspot().Load([]hotspot.Rule{
-		{Resource: "item", Grade: hotspot.GradeQPS, ParamIdx: -1, Count: 2, DurationInSec: 1,
+		{Resource: "item", Grade: flow.GradeQPS, ParamIdx: -1, Count: 2, DurationInSec: 1,
 			ParamFlowItemList: []hotspot.ParamFlowItem{{Object: "42", Count: 4, ClassType: "long"}}},
-		{Resource: "user", Grade: hotspot.GradeThread, ParamIdx: 0, Count: 1, DurationInSec: 1},
-		{Resource: "paced", Grade: hotspot.GradeQPS, Count: 10, DurationInSec: 1,
-			ControlBehavior: hotspot.RateLimiter, MaxQueueingTimeMs: 150},
+		{Resource: "user", Grade: flow.GradeThread, ParamIdx: 0, Count: 1, DurationInSec: 1},
+		{Resource: "paced", Grade: flow.GradeQPS, Count: 10, DurationInSec: 1,
+			ControlBehavior: flow.RateLimiter, MaxQueueingTimeMs: 150},
 	}))
 	passes := func(res string, n int, args ...any) int {
 		k := 0
@@ -527,7 +527,7 @@ func TestCheckOrder(t *testing.T) {
 		rs := core.RuleSet{
 			Authority:      []authority.Rule{{Resource: "r", LimitApp: "bad", Strategy: authority.Black}},
 			System:         []system.Rule{sysRule(func(r *system.Rule) { r.HighestCPUUsage = 0.5 })},
-			Hotspot:        []hotspot.Rule{{Resource: "r", Grade: hotspot.GradeQPS, Count: 0, DurationInSec: 1}},
+			Hotspot:        []hotspot.Rule{{Resource: "r", Grade: flow.GradeQPS, Count: 0, DurationInSec: 1}},
 			Flow:           []flow.Rule{{Resource: "r", Grade: flow.GradeQPS, Count: 0}},
 			CircuitBreaker: []circuitbreaker.Rule{br},
 		}
@@ -574,7 +574,7 @@ func TestLoadRuleSet(t *testing.T) {
 	// One invalid rule of one kind rejects every kind.
 	bad := core.RuleSet{
 		Flow:    []flow.Rule{{Resource: "a", Grade: flow.GradeQPS, Count: 100}},
-		Hotspot: []hotspot.Rule{{Resource: "h", Grade: hotspot.GradeQPS, Count: 1, DurationInSec: 1}, {Resource: "h", Count: -1, DurationInSec: 1}},
+		Hotspot: []hotspot.Rule{{Resource: "h", Grade: flow.GradeQPS, Count: 1, DurationInSec: 1}, {Resource: "h", Count: -1, DurationInSec: 1}},
 	}
 	err = e.LoadRuleSet(bad)
 	require.ErrorIs(t, err, core.ErrInvalidRules)
@@ -623,11 +623,11 @@ func TestConcurrentEnterWhileSwapping(t *testing.T) {
 			CircuitBreaker: []circuitbreaker.Rule{breakerRule("r", circuitbreaker.ErrorRatio, 0.5)},
 			System:         []system.Rule{sysRule(func(r *system.Rule) { r.HighestCPUUsage = 0.9; r.QPS = 1e9 })},
 			Authority:      []authority.Rule{{Resource: "r", LimitApp: "evil", Strategy: authority.Black}},
-			Hotspot:        []hotspot.Rule{{Resource: "r", Grade: hotspot.GradeThread, Count: 1e6, DurationInSec: 1}},
+			Hotspot:        []hotspot.Rule{{Resource: "r", Grade: flow.GradeThread, Count: 1e6, DurationInSec: 1}},
 		},
 		{
 			CircuitBreaker: []circuitbreaker.Rule{breakerRule("r", circuitbreaker.SlowRequestRatio, 1)},
-			Hotspot:        []hotspot.Rule{{Resource: "r", Grade: hotspot.GradeQPS, Count: 1e6, DurationInSec: 1, ParamIdx: -1}},
+			Hotspot:        []hotspot.Rule{{Resource: "r", Grade: flow.GradeQPS, Count: 1e6, DurationInSec: 1, ParamIdx: -1}},
 		},
 		{},
 	}

@@ -3,6 +3,8 @@ package core
 import (
 	"errors"
 	"slices"
+
+	"github.com/bulwark-go/bulwark/internal/property"
 )
 
 // stagedKind is one kind's part of a LoadRuleSet: its rules validated, ready
@@ -106,5 +108,5 @@ func (e *Engine) loadRuleSet(rs RuleSet, src RuleSource) error {
 // listening; the rules in force stay. It is independent of the kinds'
 // [RuleManager.Register]: whichever loads last wins for a kind.
 func (e *Engine) RegisterRuleSet(p *Property[RuleSet]) (cancel func()) {
-	return p.listen(listener[RuleSet]{fn: e.LoadRuleSet, from: e.loadRuleSet, reject: e.rejectKind("ruleset")})
+	return p.cell().Listen(property.Listener[RuleSet, RuleSource]{Fn: e.loadRuleSet, Reject: e.rejectKind("ruleset")})
 }

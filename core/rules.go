@@ -16,6 +16,7 @@ import (
 	"github.com/bulwark-go/bulwark/core/rule"
 	"github.com/bulwark-go/bulwark/core/system"
 	"github.com/bulwark-go/bulwark/internal/listeners"
+	"github.com/bulwark-go/bulwark/internal/property"
 )
 
 // ErrInvalidRules is wrapped by every [*ValidationError]:
@@ -190,7 +191,7 @@ func (m *RuleManager[R]) Register(p *Property[[]R]) {
 	if m.cancel != nil {
 		m.cancel()
 	}
-	m.cancel = p.listen(listener[[]R]{fn: m.Load, from: m.load, partial: m.lenient.Load, reject: m.e.rejectKind(m.k.name)})
+	m.cancel = p.cell().Listen(property.Listener[[]R, RuleSource]{Fn: m.load, Partial: m.lenient.Load, Reject: m.e.rejectKind(m.k.name)})
 }
 
 // OnChange calls fn after every swap of this kind's rules, in order, from

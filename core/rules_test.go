@@ -228,7 +228,7 @@ func TestGoRulesGetJavaDefaults(t *testing.T) {
 	assert.Equal(t, []system.Rule{{HighestSystemLoad: -1, HighestCPUUsage: -1, QPS: -1, AvgRT: -1, MaxThread: 100}}, e.System().Rules())
 
 	require.NoError(t, e.Hotspot().Load([]hotspot.Rule{{Resource: "h", Count: 1}}))
-	assert.Equal(t, []hotspot.Rule{{Resource: "h", LimitApp: "default", Grade: hotspot.GradeQPS, Count: 1, DurationInSec: 1}}, e.Hotspot().Rules())
+	assert.Equal(t, []hotspot.Rule{{Resource: "h", LimitApp: "default", Grade: flow.GradeQPS, Count: 1, DurationInSec: 1}}, e.Hotspot().Rules())
 }
 
 func TestDefaultsKeepState(t *testing.T) {

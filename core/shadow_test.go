@@ -210,8 +210,8 @@ func TestShadowHotspot(t *testing.T) {
 	t.Cleanup(func() { _ = e.Close() })
 	log := listen(t, e)
 	require.NoError(t, e.Hotspot().Load([]hotspot.Rule{
-		{Resource: "item", Grade: hotspot.GradeQPS, Count: 1, DurationInSec: 1, Shadow: true},
-		{Resource: "item", Grade: hotspot.GradeQPS, Count: 10, DurationInSec: 1, ControlBehavior: hotspot.RateLimiter,
+		{Resource: "item", Grade: flow.GradeQPS, Count: 1, DurationInSec: 1, Shadow: true},
+		{Resource: "item", Grade: flow.GradeQPS, Count: 10, DurationInSec: 1, ControlBehavior: flow.RateLimiter,
 			MaxQueueingTimeMs: 1, Shadow: true},
 	}))
 	start := clk.Now()
@@ -229,7 +229,7 @@ func TestShadowBlockAllocatesNothing(t *testing.T) {
 	n := 0
 	t.Cleanup(e.OnShadowBlock(func(*core.BlockError) { n++ }))
 	require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "r", Grade: flow.GradeQPS, Count: 0, Shadow: true}}))
-	require.NoError(t, e.Hotspot().Load([]hotspot.Rule{{Resource: "r", Grade: hotspot.GradeQPS, Count: 0, DurationInSec: 1, Shadow: true}}))
+	require.NoError(t, e.Hotspot().Load([]hotspot.Rule{{Resource: "r", Grade: flow.GradeQPS, Count: 0, DurationInSec: 1, Shadow: true}}))
 	require.NoError(t, e.Authority().Load([]authority.Rule{{Resource: "r", LimitApp: "app", Strategy: authority.Black, Shadow: true}}))
 	allocs := testing.AllocsPerRun(100, func() {
 		en, err := e.Enter(bg, "r", core.WithOrigin("app"), core.WithArgs("k"))

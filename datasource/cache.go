@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bulwark-go/bulwark/datasource/internal/atomicfile"
 	"github.com/bulwark-go/bulwark/datasource/internal/contentrev"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
+	"github.com/bulwark-go/bulwark/internal/atomicfile"
 )
 
 // cachePath is the last-good file of the datasource: its name (WithName,

@@ -49,9 +49,9 @@
 // running rules stay, and Status.Err wraps [ErrTooLarge].
 //
 // Lenient rule managers: when a document decodes but some of its rules are
-// invalid, a Property whose listeners all apply partial values (a
-// RuleManager with SetLenient(true); see core.Property.AcceptsPartial)
-// gets the valid rules, and Status.Err names the refused ones ("applied
+// invalid, a Property whose listeners all apply partial values (every
+// one a RuleManager with SetLenient(true); a function added with
+// Property.Listen takes whole values only) gets the valid rules, and Status.Err names the refused ones ("applied
 // in part"), with Failures at zero. Otherwise the document is rejected
 // whole. A cached copy of such a document counts as applied at boot too.
 //
@@ -74,9 +74,9 @@
 //     Failures counts. It is not decoded again until its revision changes.
 //
 // The engine's rule events (core.RuleEvent) name the datasource (WithName)
-// and the revision of every document it applies or rejects: the Readable
-// sets values with core.Property.SetFrom, and reports a document that does
-// not decode with core.Property.Reject.
+// and the revision of every document it applies or rejects, one that does
+// not decode included: the Readable tells a RuleManager registered on its
+// Property where each value came from.
 //
 // The last-good cache (WithCacheDir) keeps one file per document, named
 // after WithName (or the Source's String) and a hash of the Source's
@@ -111,9 +111,9 @@
 // compare-and-set, starting again on conflict: this is how a tool changes
 // one threshold without losing someone else's edit. The running rules
 // change only when the Readable reads the new document; [WaitApplied]
-// makes writes wait for that (and report a rejection). Update writes over
-// the document it read with the codec's converter.Patcher when it has one
-// (every codec of package converter does): unchanged rules keep their
+// makes writes wait for that (and report a rejection). With a codec of
+// package converter, Update writes over the document it read (see the
+// converter's "Writing over a document"): unchanged rules keep their
 // exact text, changed ones their dashboard entity fields.
 //
 // The contract does not promise read-after-write: a Source may be

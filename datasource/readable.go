@@ -16,6 +16,8 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/internal/bounded"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/datasource/internal/logctx"
+	"github.com/bulwark-go/bulwark/internal/codec"
+	"github.com/bulwark-go/bulwark/internal/property"
 )
 
 // Status is a Readable's health at one moment. The zero Status is that of
@@ -195,6 +197,13 @@ func NewReadable[T any](src Source, conv converter.Converter[T], opts ...Option)
 // Property returns the property the Readable sets; register it with a
 // RuleManager (or Listen to it) before Start.
 func (r *Readable[T]) Property() *core.Property[T] { return r.prop }
+
+// cell is the Readable's Property as the mechanism it is defined as, which
+// sets a value with its source, asks whether the listeners take partial
+// values, and reports a refused document.
+func (r *Readable[T]) cell() *property.Cell[T, core.RuleSource] {
+	return (*property.Cell[T, core.RuleSource])(r.prop)
+}
 
 // Status returns the Readable's current status. It is updated just after
 // a document's value is set (the Property's listeners, such as a
@@ -529,11 +538,11 @@ func (r *Readable[T]) set(snap Snapshot) (rejected, warn error) {
 		var err error
 		v, warn, err = r.decode(snap.Data)
 		if err != nil {
-			r.prop.Reject(r.source(snap), err)
+			r.cell().Reject(r.source(snap), err)
 			return named(r.name, "decode: %w (revision %s)", err, snap.Revision), nil
 		}
 	}
-	if err := r.prop.SetFrom(v, r.source(snap)); err != nil {
+	if err := r.cell().SetFrom(v, r.source(snap)); err != nil {
 		if !appliedInPart(err) {
 			return named(r.name, "rejected: %w (revision %s)", err, snap.Revision), nil
 		}
@@ -545,28 +554,18 @@ func (r *Readable[T]) set(snap Snapshot) (rejected, warn error) {
 	return nil, warn
 }
 
-// inspector is a converter that reports what it accepted but ignored
-// (converter.Inspector).
-type inspector[T any] interface {
-	Inspect(data []byte) (T, []converter.Problem, error)
-}
-
 // decode converts data. A document in which only some rules are invalid
 // is returned as its valid rules (warn names the others) when every
 // listener of the Property applies partial values (a lenient RuleManager);
 // otherwise it is an error.
 func (r *Readable[T]) decode(data []byte) (v T, warn, err error) {
-	if in, ok := r.conv.(inspector[T]); ok {
-		var warnings []converter.Problem
-		v, warnings, err = in.Inspect(data)
-		for _, w := range warnings {
-			r.log.Warn("datasource document: ignored", "problem", w.Error())
-		}
-	} else {
-		v, err = r.conv.Convert(data)
+	var warnings []converter.Problem
+	v, warnings, err = codec.Inspect(r.conv, data)
+	for _, w := range warnings {
+		r.log.Warn("datasource document: ignored", "problem", w.Error())
 	}
 	var de *converter.DecodeError
-	if err != nil && errors.As(err, &de) && de.Partial && r.prop.AcceptsPartial() {
+	if err != nil && errors.As(err, &de) && de.Partial && r.cell().AcceptsPartial() {
 		return v, err, nil
 	}
 	return v, nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulwark-go/bulwark/converter"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
+	"github.com/bulwark-go/bulwark/internal/codec"
 )
 
 // Writable writes values back to a Sink with compare-and-set, so that a
@@ -28,12 +29,6 @@ type Writable[T any] struct {
 	opts options
 	name string
 	log  *slog.Logger
-}
-
-// patcher is an Encoder that writes a value over the document it was read
-// from, keeping what the value does not model (converter.Patcher).
-type patcher[T any] interface {
-	EncodeOver(prev []byte, v T) ([]byte, error)
 }
 
 // NewWritable returns a Writable over sink. Values are encoded with enc;
@@ -171,10 +166,10 @@ func (w *Writable[T]) read(ctx context.Context) (Snapshot, error) {
 // it keeps what v does not model (the fields of unchanged rules, entity
 // fields).
 func (w *Writable[T]) encodeOver(prev Snapshot, v T) ([]byte, error) {
-	if p, ok := w.enc.(patcher[T]); ok && !prev.Missing {
-		return p.EncodeOver(prev.Data, v)
+	if prev.Missing {
+		return w.enc.Encode(v)
 	}
-	return w.enc.Encode(v)
+	return codec.EncodeOver(w.enc, prev.Data, v)
 }
 
 func (w *Writable[T]) decode(snap Snapshot) (T, error) {

@@ -53,14 +53,17 @@ type Rule struct {
 // (resource and limitApp non-blank) and an unknown strategy.
 func (r Rule) Validate() error {
 	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &rule.FieldError{Field: field, Err: fmt.Errorf(format, args...)})
+	}
 	if strings.TrimSpace(r.Resource) == "" {
-		errs = append(errs, rule.Errorf("resource", "must not be empty"))
+		bad("resource", "must not be empty")
 	}
 	if strings.TrimSpace(r.LimitApp) == "" {
-		errs = append(errs, rule.Errorf("limitApp", "must list at least one origin (comma-separated)"))
+		bad("limitApp", "must list at least one origin (comma-separated)")
 	}
 	if r.Strategy != White && r.Strategy != Black {
-		errs = append(errs, rule.Errorf("strategy", "must be 0 (white) or 1 (black), got %d", int(r.Strategy)))
+		bad("strategy", "must be 0 (white) or 1 (black), got %d", int(r.Strategy))
 	}
 	return errors.Join(errs...)
 }

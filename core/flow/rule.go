@@ -225,7 +225,7 @@ func (r Rule) Validate() error {
 	r = r.WithDefaults()
 	var errs []error
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, rule.Errorf(field, format, args...))
+		errs = append(errs, &rule.FieldError{Field: field, Err: fmt.Errorf(format, args...)})
 	}
 	if strings.TrimSpace(r.Resource) == "" {
 		bad("resource", "must not be empty")

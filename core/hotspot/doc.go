@@ -4,13 +4,15 @@
 // A [Rule] limits the entries of a resource per value of one argument:
 // ParamIdx picks the argument among those given with core.WithArgs
 // (negative counts from the end), and every distinct value gets its own
-// threshold, Count, per DurationInSec seconds (GradeQPS, "QPS") or in
-// flight (GradeThread, "thread"). ParamFlowItemList gives chosen values a
-// threshold of their own; an item's Object is the value written as text
-// and its ClassType, a Java type name, says how to read it (see
-// [ParamFlowItem.Parse]). A QPS rule either rejects above the threshold
-// (Reject, 0, "reject"; BurstCount extra tokens allowed) or paces entries
-// (RateLimiter, 2, "rateLimiter"; up to MaxQueueingTimeMs of waiting).
+// threshold, Count, per DurationInSec seconds (flow.GradeQPS, "QPS") or
+// in flight (flow.GradeThread, "thread"): the rule uses package flow's
+// grades and behaviors, as Java's ParamFlowRule uses FlowRule's constants.
+// ParamFlowItemList gives chosen values a threshold of their own; an
+// item's Object is the value written as text and its ClassType, a Java
+// type name, says how to read it (see [ParamFlowItem]). A QPS rule either
+// rejects above the threshold (flow.Reject, 0, "reject"; BurstCount extra
+// tokens allowed) or paces entries (flow.RateLimiter, 2, "rateLimiter";
+// up to MaxQueueingTimeMs of waiting); Java's param flow has no warm-up.
 // An entry whose argument is missing or nil passes.
 //
 // # Limiters
@@ -19,18 +21,18 @@
 // its per-value state) across rule swaps while the rule is unchanged. Per
 // value:
 //
-//   - Reject (QPS): Java's token bucket. A value starts with Count +
+//   - flow.Reject (QPS): Java's token bucket. A value starts with Count +
 //     BurstCount tokens (or its item's count + BurstCount); an entry takes
 //     its count of tokens or is blocked. Tokens come back in proportion to
 //     the time passed (Count per DurationInSec), but only once a whole
 //     DurationInSec has passed since the last refill, and never above
 //     Count + BurstCount.
-//   - RateLimiter (QPS): entries are spaced DurationInSec / Count apart
+//   - flow.RateLimiter (QPS): entries are spaced DurationInSec / Count apart
 //     (times their count); an entry waits for its turn unless it is more
 //     than MaxQueueingTimeMs away, and is then blocked. Java records the
 //     arrival time instead of the entry's turn and never waits, so its
 //     queued entries run at once, in a burst: here they are paced.
-//   - GradeThread: an entry is blocked when the value already has its
+//   - flow.GradeThread: an entry is blocked when the value already has its
 //     threshold of entries in flight.
 //
 // A threshold of 0 blocks the value. Thresholds are integers: Count is
@@ -65,7 +67,7 @@
 // # Zero values and Java defaults
 //
 // A field left at its zero value means Java's default, as in a document
-// that leaves it out: GradeQPS (the Go zero value; documents write Java's
+// that leaves it out: flow.GradeQPS (the Go zero value; documents write Java's
 // 1 or "QPS"), durationInSec 1, controlBehavior 0 (reject), limitApp
 // "default" ([Rule.WithDefaults]). paramIdx has no default in Java, which
 // ignores a rule without one, and the converter rejects such a document;

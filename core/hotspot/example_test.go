@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bulwark-go/bulwark/core"
+	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/hotspot"
 )
 
@@ -14,7 +15,7 @@ func Example() {
 	e := core.NewEngine()
 	err := e.Hotspot().Load([]hotspot.Rule{{
 		Resource:      "GET /items/{id}",
-		Grade:         hotspot.GradeQPS,
+		Grade:         flow.GradeQPS,
 		ParamIdx:      0,
 		Count:         2,
 		DurationInSec: 1,

@@ -4,39 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/rule"
-)
-
-// Grade is what a rule counts per parameter value: flow's grades, as
-// Java's param flow rules use its FLOW_GRADE_* constants.
-type Grade = flow.Grade
-
-// Grades. The zero value is GradeQPS, Java's default (see flow.Grade for
-// the numbers documents use).
-const (
-	GradeQPS    = flow.GradeQPS    // admitted entries per value per DurationInSec
-	GradeThread = flow.GradeThread // concurrent entries per value
-)
-
-// ControlBehavior is what happens to a value's traffic above its threshold
-// (QPS grade only): flow's behaviors, as in Java. Java's param flow has no
-// warm-up, so Validate refuses flow.WarmUp and flow.WarmUpRateLimiter.
-type ControlBehavior = flow.ControlBehavior
-
-// Control behaviors. The zero value is Reject, Java's constant 0 and
-// default.
-const (
-	// Reject blocks at once (a token bucket of Count + BurstCount tokens
-	// per DurationInSec).
-	Reject = flow.Reject
-	// RateLimiter paces each value's entries evenly, queueing each for up
-	// to MaxQueueingTimeMs.
-	RateLimiter = flow.RateLimiter
+	"github.com/bulwark-go/bulwark/internal/paramvalue"
 )
 
 // Java's defaults of the fields whose zero value stands for them.
@@ -62,8 +34,10 @@ type Rule struct {
 	// LimitApp is the caller origin the rule applies to. Zero value:
 	// "default", every caller.
 	LimitApp string
-	// Grade selects QPS or concurrency counting. Zero value: GradeQPS.
-	Grade Grade
+	// Grade selects QPS or concurrency counting: flow's grades, as Java's
+	// param flow rules use its FLOW_GRADE_* constants. Zero value:
+	// flow.GradeQPS.
+	Grade flow.Grade
 	// ParamIdx is the index of the argument in core.WithArgs; a negative
 	// index counts from the end (-1 is the last argument). Zero value: the
 	// first argument. (Java has no default: documents must set paramIdx.)
@@ -71,12 +45,15 @@ type Rule struct {
 	// Count is the threshold for each value without an item of its own.
 	// Zero value: 0, which admits nothing (Java's default too).
 	Count float64
-	// ControlBehavior is the shaping of QPS rules. Zero value: Reject.
-	ControlBehavior ControlBehavior
-	// MaxQueueingTimeMs is how long a paced entry may wait (RateLimiter).
+	// ControlBehavior is the shaping of QPS rules: flow.Reject or
+	// flow.RateLimiter (Java's param flow has no warm-up, so Validate
+	// refuses flow.WarmUp and flow.WarmUpRateLimiter). Zero value:
+	// flow.Reject.
+	ControlBehavior flow.ControlBehavior
+	// MaxQueueingTimeMs is how long a paced entry may wait (flow.RateLimiter).
 	// Zero value: 0, no wait (Java's default too).
 	MaxQueueingTimeMs int
-	// BurstCount is the extra tokens a value may use in a burst (Reject).
+	// BurstCount is the extra tokens a value may use in a burst (flow.Reject).
 	// Zero value: none (Java's default too).
 	BurstCount int
 	// DurationInSec is the statistic window of QPS rules, in seconds. Zero
@@ -150,66 +127,19 @@ type ParamFlowItem struct {
 	// Count is the value's threshold. Documents must set it; 0 admits
 	// nothing.
 	Count int
-	// ClassType is the Java type of Object (see Parse). Zero value:
+	// ClassType is the Java type of Object, which says how it is read and
+	// which Go values it matches (see the package documentation, Values):
+	//
+	//	int, long, short, byte (and java.lang.Integer, Long, Short, Byte)  an integer within the Java type's range
+	//	double, float (and java.lang.Double, Float)                       a number
+	//	boolean (and java.lang.Boolean)                                    "true" or "false" in any case
+	//	char (and java.lang.Character)                                     one character
+	//	String, java.lang.String, or empty                                 Object as is
+	//
+	// Java reads an unknown class type as a string and takes the first
+	// character of a longer char; Validate rejects both. Zero value:
 	// String.
 	ClassType string
-}
-
-// Parse returns the item's value as a Go value according to ClassType:
-//
-//	int, long, short, byte (and java.lang.Integer, Long, Short, Byte)  int64, within the Java type's range
-//	double, float (and java.lang.Double, Float)                       float64
-//	boolean (and java.lang.Boolean)                                    bool, from "true" or "false" in any case
-//	char (and java.lang.Character)                                     rune, Object must be one character
-//	String, java.lang.String, or empty                                 string, Object as is
-//
-// Java reads an unknown class type as a string and takes the first
-// character of a longer char; Parse rejects both.
-func (it ParamFlowItem) Parse() (any, error) {
-	s := it.Object
-	integer := func(bits int) (any, error) {
-		v, err := strconv.ParseInt(s, 10, bits)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a %d-bit integer (%s)", s, bits, it.ClassType)
-		}
-		return v, nil
-	}
-	switch it.ClassType {
-	case "", "String", "java.lang.String":
-		return s, nil
-	case "int", "java.lang.Integer":
-		return integer(32)
-	case "long", "java.lang.Long":
-		return integer(64)
-	case "short", "java.lang.Short":
-		return integer(16)
-	case "byte", "java.lang.Byte":
-		return integer(8)
-	case "double", "java.lang.Double", "float", "java.lang.Float":
-		bits := 64
-		if it.ClassType == "float" || it.ClassType == "java.lang.Float" {
-			bits = 32
-		}
-		v, err := strconv.ParseFloat(s, bits)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a number (%s)", s, it.ClassType)
-		}
-		return v, nil
-	case "boolean", "java.lang.Boolean":
-		switch strings.ToLower(s) {
-		case "true":
-			return true, nil
-		case "false":
-			return false, nil
-		}
-		return nil, fmt.Errorf("%q is not true or false (%s)", s, it.ClassType)
-	case "char", "java.lang.Character":
-		if r, n := utf8.DecodeRuneInString(s); n == len(s) && n > 0 && r != utf8.RuneError {
-			return r, nil
-		}
-		return nil, fmt.Errorf("%q is not one character (%s)", s, it.ClassType)
-	}
-	return nil, fmt.Errorf("unknown class type %q: use int, long, double, float, byte, short, boolean, char, String or a java.lang name", it.ClassType)
 }
 
 // Validate reports every problem of the rule as it runs, with its defaults
@@ -222,12 +152,12 @@ func (r Rule) Validate() error {
 	r = r.WithDefaults()
 	var errs []error
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, rule.Errorf(field, format, args...))
+		errs = append(errs, &rule.FieldError{Field: field, Err: fmt.Errorf(format, args...)})
 	}
 	if strings.TrimSpace(r.Resource) == "" {
 		bad("resource", "must not be empty")
 	}
-	if r.Grade != GradeQPS && r.Grade != GradeThread {
+	if r.Grade != flow.GradeQPS && r.Grade != flow.GradeThread {
 		bad("grade", "must be GradeQPS or GradeThread, got %s", r.Grade)
 	}
 	switch {
@@ -236,7 +166,7 @@ func (r Rule) Validate() error {
 	case r.Count < 0:
 		bad("count", "must be >= 0")
 	}
-	if r.ControlBehavior != Reject && r.ControlBehavior != RateLimiter {
+	if r.ControlBehavior != flow.Reject && r.ControlBehavior != flow.RateLimiter {
 		bad("controlBehavior", "must be 0 (reject) or 2 (rateLimiter), got %d", int(r.ControlBehavior))
 	}
 	if r.MaxQueueingTimeMs < 0 {
@@ -249,7 +179,7 @@ func (r Rule) Validate() error {
 		bad("durationInSec", "must be > 0 (seconds)")
 	}
 	for i, it := range r.ParamFlowItemList {
-		if _, err := it.Parse(); err != nil {
+		if _, err := paramvalue.Parse(it.Object, it.ClassType); err != nil {
 			bad(fmt.Sprintf("paramFlowItemList[%d].object", i), "%w", err)
 		}
 		if it.Count < 0 {

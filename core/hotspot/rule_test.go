@@ -14,7 +14,7 @@ import (
 )
 
 func valid() Rule {
-	return Rule{Resource: "r", LimitApp: "default", Grade: GradeQPS, ParamIdx: 0, Count: 10, DurationInSec: 1,
+	return Rule{Resource: "r", LimitApp: "default", Grade: flow.GradeQPS, ParamIdx: 0, Count: 10, DurationInSec: 1,
 		ParamFlowItemList: []ParamFlowItem{{Object: "42", Count: 100, ClassType: "int"}}}
 }
 
@@ -25,8 +25,8 @@ func TestValidate(t *testing.T) {
 		want []string
 	}{
 		{"valid", func(*Rule) {}, nil},
-		{"thread grade, negative index", func(r *Rule) { r.Grade, r.ParamIdx = GradeThread, -1 }, nil},
-		{"rate limiter", func(r *Rule) { r.ControlBehavior, r.MaxQueueingTimeMs = RateLimiter, 100 }, nil},
+		{"thread grade, negative index", func(r *Rule) { r.Grade, r.ParamIdx = flow.GradeThread, -1 }, nil},
+		{"rate limiter", func(r *Rule) { r.ControlBehavior, r.MaxQueueingTimeMs = flow.RateLimiter, 100 }, nil},
 		{"cluster", func(r *Rule) { r.ClusterMode, r.ClusterConfig.FlowID = true, 7 }, nil},
 		{"blank resource", func(r *Rule) { r.Resource = "" }, []string{"resource: must not be empty"}},
 		{"bad grade", func(r *Rule) { r.Grade = 2 }, []string{"grade: must be GradeQPS or GradeThread, got Grade(2)"}},
@@ -62,60 +62,21 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestParse(t *testing.T) {
-	tests := []struct {
-		object, class string
-		want          any
-		ok            bool
-	}{
-		{"7", "int", int64(7), true},
-		{"-7", "java.lang.Integer", int64(-7), true},
-		{"3000000000", "int", nil, false},
-		{"3000000000", "long", int64(3000000000), true},
-		{"9", "java.lang.Long", int64(9), true},
-		{"127", "byte", int64(127), true},
-		{"128", "java.lang.Byte", nil, false},
-		{"-32768", "short", int64(-32768), true},
-		{"40000", "java.lang.Short", nil, false},
-		{"1.5", "double", 1.5, true},
-		{"2.5", "java.lang.Float", 2.5, true},
-		{"x", "float", nil, false},
-		{"TRUE", "boolean", true, true},
-		{"false", "java.lang.Boolean", false, true},
-		{"yes", "boolean", nil, false},
-		{"a", "char", 'a', true},
-		{"é", "java.lang.Character", 'é', true},
-		{"ab", "char", nil, false},
-		{"", "char", nil, false},
-		{"any text", "String", "any text", true},
-		{"x", "java.lang.String", "x", true},
-		{"x", "", "x", true},
-		{"x", "Date", nil, false},
+// TestFlowEnums: the rule takes flow's grades and behaviors, but not the
+// warm-up ones, which Java's param flow does not have.
+func TestFlowEnums(t *testing.T) {
+	for _, b := range []flow.ControlBehavior{flow.Reject, flow.RateLimiter} {
+		assert.NoError(t, Rule{Resource: "r", Count: 1, ControlBehavior: b}.Validate(), b)
 	}
-	for _, tt := range tests {
-		got, err := ParamFlowItem{Object: tt.object, ClassType: tt.class}.Parse()
-		if !tt.ok {
-			assert.Error(t, err, "%q as %s", tt.object, tt.class)
-			continue
-		}
-		require.NoError(t, err, "%q as %s", tt.object, tt.class)
-		assert.Equal(t, tt.want, got, "%q as %s", tt.object, tt.class)
+	for _, b := range []flow.ControlBehavior{flow.WarmUp, flow.WarmUpRateLimiter} {
+		require.ErrorContains(t, Rule{Resource: "r", Count: 1, ControlBehavior: b}.Validate(), "controlBehavior", b)
 	}
-}
-
-func TestStrings(t *testing.T) {
-	assert.Equal(t, "QPS", GradeQPS.String())
-	assert.Equal(t, "thread", GradeThread.String())
-	assert.Equal(t, "reject", Reject.String())
-	assert.Equal(t, "rateLimiter", RateLimiter.String())
-	assert.Equal(t, "ControlBehavior(7)", ControlBehavior(7).String())
-	require.ErrorContains(t, Rule{Resource: "r", Count: 1, ControlBehavior: flow.WarmUp}.Validate(), "controlBehavior")
 }
 
 func TestWithDefaults(t *testing.T) {
 	r := Rule{Resource: "r", Count: 5}
 	require.NoError(t, r.Validate())
-	assert.Equal(t, Rule{Resource: "r", LimitApp: "default", Grade: GradeQPS, Count: 5, DurationInSec: 1}, r.WithDefaults())
+	assert.Equal(t, Rule{Resource: "r", LimitApp: "default", Grade: flow.GradeQPS, Count: 5, DurationInSec: 1}, r.WithDefaults())
 	c := Rule{Resource: "r", ClusterMode: true, ClusterConfig: ClusterConfig{FlowID: 3}}.WithDefaults()
 	assert.Equal(t, ClusterConfig{FlowID: 3, SampleCount: 10, WindowIntervalMs: 1000}, c.ClusterConfig, "a config's zero fields are Java's defaults")
 	assert.Equal(t, c, c.WithDefaults(), "idempotent")

@@ -6,10 +6,7 @@
 // messages.
 package rule
 
-import (
-	"errors"
-	"fmt"
-)
+import "errors"
 
 // Origins with a meaning of their own in a rule's LimitApp, as in Java's
 // RuleConstant. Each rule package names the ones it understands.
@@ -41,12 +38,6 @@ func (e *FieldError) Error() string {
 
 // Unwrap returns Err.
 func (e *FieldError) Unwrap() error { return e.Err }
-
-// Errorf returns a *FieldError about field whose Err is
-// fmt.Errorf(format, args...): %w wraps a cause.
-func Errorf(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
-}
 
 // Fields returns every problem of err, in order: the *FieldError of each
 // error that err joins (errors.Join, nested or not), found with errors.As.

@@ -13,18 +13,20 @@ import (
 )
 
 func TestFieldError(t *testing.T) {
-	fe := rule.Errorf("count", "must be >= %d", 0)
+	fe := &rule.FieldError{Field: "count", Err: errors.New("must be >= 0")}
 	assert.Equal(t, "count: must be >= 0", fe.Error())
-	assert.Equal(t, "rule sets nothing", rule.Errorf("", "rule sets nothing").Error())
+	assert.Equal(t, "rule sets nothing", (&rule.FieldError{Err: errors.New("rule sets nothing")}).Error())
 
-	wrapped := rule.Errorf("paramFlowItemList[0].object", "unreadable: %w", io.ErrUnexpectedEOF)
+	wrapped := &rule.FieldError{Field: "paramFlowItemList[0].object", Err: fmt.Errorf("unreadable: %w", io.ErrUnexpectedEOF)}
 	assert.ErrorIs(t, wrapped, io.ErrUnexpectedEOF, "Err wraps its cause")
 }
 
 func TestFields(t *testing.T) {
 	assert.Nil(t, rule.Fields(nil))
 
-	a, b, c := rule.Errorf("a", "x"), rule.Errorf("b", "y"), rule.Errorf("c", "z")
+	a := &rule.FieldError{Field: "a", Err: errors.New("x")}
+	b := &rule.FieldError{Field: "b", Err: errors.New("y")}
+	c := &rule.FieldError{Field: "c", Err: errors.New("z")}
 	got := rule.Fields(errors.Join(a, errors.Join(b, c)))
 	assert.Equal(t, []*rule.FieldError{a, b, c}, got, "joined errors, nested or not, in order")
 

@@ -2,6 +2,7 @@ package system
 
 import (
 	"errors"
+	"fmt"
 	"math"
 
 	"github.com/bulwark-go/bulwark/core/rule"
@@ -80,7 +81,7 @@ func (r Rule) Validate() error {
 	r = r.WithDefaults()
 	var errs []error
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, rule.Errorf(field, format, args...))
+		errs = append(errs, &rule.FieldError{Field: field, Err: fmt.Errorf(format, args...)})
 	}
 	set := 0
 	float := func(field string, v float64) {

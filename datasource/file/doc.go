@@ -46,18 +46,24 @@
 // revision Watch found last: the Readable may have read another document
 // in between, and it drops the hints of the document it holds. When the
 // kernel's event queue overflows, Watch reads at once. When
-// notifications are not available (inotify missing or its limits reached,
-// or WithPolling) Watch reports datasource.ErrWatchUnsupported and the
-// Readable polls instead, reading and hashing the file every poll
-// interval. If the directory that holds the path's own entry is removed or
+// notifications are not available (inotify missing or its limits reached)
+// Watch reports datasource.ErrWatchUnsupported and the Readable polls
+// instead, reading and hashing the file every poll interval. A file
+// system that takes watches but delivers no events for changes made
+// elsewhere (some network and FUSE mounts) is read by the Readable's
+// reconcile: set datasource.WithReconcileInterval to how soon such a
+// change must be seen. If the directory that holds the path's own entry is removed or
 // renamed the watch breaks; the Readable reads again (a missing document)
 // and watches again with backoff.
 //
 // Writing: Write compares the file's current revision with the expected
 // one and replaces the file under an exclusive flock(2) lock on a lock file
-// (".bulwark/<name>.lock" beside it, see StateDir), which every Source in this
-// process and in others takes, so concurrent writers serialise and exactly
-// one of several writers at a revision wins. Its read of the current
+// (".bulwark/<name>.lock" beside it), which every Source in this process
+// and in others takes, so concurrent writers serialise and exactly one of
+// several writers at a revision wins. The .bulwark directory, where
+// bulwark keeps what is not a document (lock files, instance records, the
+// CLI's history), is made with a .gitignore that ignores everything in
+// it, so that a document kept in git is committed alone. Its read of the current
 // document is a Read: bounded by the same limit, and refusing what is not a
 // regular file. The new content is written to a temporary file in the same
 // directory, synced, renamed over the file, and the directory is synced: a

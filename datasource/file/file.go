@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/bulwark-go/bulwark/datasource"
-	"github.com/bulwark-go/bulwark/datasource/internal/atomicfile"
 	"github.com/bulwark-go/bulwark/datasource/internal/backend"
 	"github.com/bulwark-go/bulwark/datasource/internal/contentrev"
 	"github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/datasource/internal/overlay"
 	"github.com/bulwark-go/bulwark/datasource/internal/registry"
+	"github.com/bulwark-go/bulwark/internal/atomicfile"
+	"github.com/bulwark-go/bulwark/internal/statedir"
 )
 
 // defaultDebounce is how long Watch lets a burst of file events settle
@@ -31,11 +32,11 @@ type Option func(*Source)
 // 0o644). A file that exists keeps its own.
 func withPerm(perm fs.FileMode) Option { return func(s *Source) { s.perm = perm.Perm() } }
 
-// WithPolling makes Watch report datasource.ErrWatchUnsupported, so the
+// withPolling makes Watch report datasource.ErrWatchUnsupported, so the
 // Readable polls the file (content hash) at its poll interval instead of
-// using inotify-style notifications: for file systems that deliver no
-// events (some network and FUSE mounts).
-func WithPolling() Option { return func(s *Source) { s.polling = true } }
+// using inotify-style notifications, as it does where they are not
+// available. Tests use it to run the polling path everywhere.
+func withPolling() Option { return func(s *Source) { s.polling = true } }
 
 // withDebounce sets how long Watch waits after the first in-place write
 // event of a burst before it reads the file (default 5 ms); a
@@ -45,8 +46,8 @@ func WithPolling() Option { return func(s *Source) { s.polling = true } }
 func withDebounce(d time.Duration) Option { return func(s *Source) { s.debounce = max(d, 0) } }
 
 // withLockPath sets the lock file Write holds while it compares and
-// replaces (default: ".bulwark/<name>.lock" beside the file, see StateDir).
-// Only tests set it: a path chosen per process is a way for two writers to
+// replaces (default: ".bulwark/<name>.lock" beside the file, see
+// internal/statedir). Only tests set it: a path chosen per process is a way for two writers to
 // miss each other's lock.
 func withLockPath(path string) Option { return func(s *Source) { s.lockPath = path } }
 
@@ -285,7 +286,7 @@ func (s *Source) lock(ctx context.Context) (target string, unlock func(), err er
 	lockPath := s.lockPath
 	if lockPath == "" {
 		dir, base := filepath.Split(target)
-		state, err := StateDir(dir)
+		state, err := statedir.Dir(dir)
 		if err != nil {
 			return "", nil, fmt.Errorf("file: lock %s: %w", target, err)
 		}

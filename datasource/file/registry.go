@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/bulwark-go/bulwark/datasource"
-	"github.com/bulwark-go/bulwark/datasource/internal/atomicfile"
+	"github.com/bulwark-go/bulwark/internal/atomicfile"
+	"github.com/bulwark-go/bulwark/internal/statedir"
 )
 
 // Register registers inst beside the document (datasource.Registry): its
@@ -43,7 +44,7 @@ func (st instanceStore) Put(ctx context.Context, id string, rec []byte, _ time.D
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if _, err := StateDir(filepath.Dir(filepath.Dir(st.dir))); err != nil {
+	if _, err := statedir.Dir(filepath.Dir(filepath.Dir(st.dir))); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(st.dir, 0o755); err != nil {
@@ -87,26 +88,4 @@ func (st instanceStore) Delete(ctx context.Context, id string) error {
 		return nil
 	}
 	return err
-}
-
-// StateDir returns the directory beside the documents in dir where bulwark
-// keeps what is not a document (lock files, instance records, the CLI's
-// history): dir/.bulwark, made if needed with a .gitignore that ignores
-// everything in it, so that a document kept in git is committed alone. A
-// dir that is itself a state directory is returned as it is.
-func StateDir(dir string) (string, error) {
-	state := filepath.Join(dir, ".bulwark")
-	if filepath.Base(filepath.Clean(dir)) == ".bulwark" {
-		state = dir
-	}
-	if err := os.MkdirAll(state, 0o755); err != nil {
-		return "", err
-	}
-	ignore := filepath.Join(state, ".gitignore")
-	if _, err := os.Stat(ignore); errors.Is(err, fs.ErrNotExist) {
-		if err := atomicfile.Write(ignore, []byte("*\n"), 0o644); err != nil {
-			return "", err
-		}
-	}
-	return state, nil
 }

@@ -30,8 +30,8 @@ import (
 // dangling link) is waited for by watching its closest existing parent.
 //
 // Watch returns an error wrapping datasource.ErrWatchUnsupported when
-// notifications are not available (no inotify, its limits reached, or
-// WithPolling); datasource.ErrClosed when the Source is closed; any other
+// notifications are not available (no inotify, or its limits reached);
+// datasource.ErrClosed when the Source is closed; any other
 // error is a broken watch (for example the file's own directory was
 // removed), after which the Readable reads again and calls Watch again.
 func (s *Source) Watch(ctx context.Context, from datasource.Snapshot, changed func(datasource.Snapshot)) error {

@@ -10,8 +10,10 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/internal/mono"
+	"github.com/bulwark-go/bulwark/internal/paramvalue"
 )
 
 // Capacity bounds: Java's ParameterMetric BASE_PARAM_MAX_CAPACITY and
@@ -134,7 +136,7 @@ func (l *Limiter) Entered(args []any) { l.threads(args, 1) }
 func (l *Limiter) Exited(args []any) { l.threads(args, -1) }
 
 func (l *Limiter) threads(args []any, d int64) {
-	if l.rule.Grade != hotspot.GradeThread {
+	if l.rule.Grade != flow.GradeThread {
 		return
 	}
 	v, ok := l.Value(args)
@@ -156,14 +158,14 @@ func (l *Limiter) threads(args []any, d int64) {
 
 func (l *Limiter) checkOne(v any, now mono.Time, acquire int64) Decision {
 	threshold := l.Threshold(v)
-	if l.rule.Grade == hotspot.GradeThread {
+	if l.rule.Grade == flow.GradeThread {
 		s := l.cache.getOrCreate(v, func(*valueState) {})
 		return Decision{Blocked: s.threads.Load()+1 > threshold}
 	}
 	if threshold == 0 {
 		return Decision{Blocked: true}
 	}
-	if l.rule.ControlBehavior == hotspot.RateLimiter {
+	if l.rule.ControlBehavior == flow.RateLimiter {
 		return l.pace(v, threshold, now, acquire)
 	}
 	return Decision{Blocked: !l.take(v, threshold, now.Millis(), acquire)}
@@ -322,7 +324,7 @@ func compileItems(list []hotspot.ParamFlowItem) items {
 		chars: map[rune]int64{}, strs: map[string]int64{},
 	}
 	for _, i := range list {
-		v, err := i.Parse()
+		v, err := paramvalue.Parse(i.Object, i.ClassType)
 		if err != nil {
 			continue // Validate rejects the rule
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/internal/mono"
 )
@@ -16,7 +17,7 @@ import (
 func ms(n int64) mono.Time { return mono.FromMillis(n) }
 
 func qpsRule(count float64) hotspot.Rule {
-	return hotspot.Rule{Resource: "r", Grade: hotspot.GradeQPS, ParamIdx: 0, Count: count, DurationInSec: 1}
+	return hotspot.Rule{Resource: "r", Grade: flow.GradeQPS, ParamIdx: 0, Count: count, DurationInSec: 1}
 }
 
 // passes counts how many of n entries with arg pass at now.
@@ -127,7 +128,7 @@ func TestSliceArgument(t *testing.T) {
 
 func TestRateLimiter(t *testing.T) {
 	r := qpsRule(10) // one entry per 100 ms per value
-	r.ControlBehavior, r.MaxQueueingTimeMs = hotspot.RateLimiter, 250
+	r.ControlBehavior, r.MaxQueueingTimeMs = flow.RateLimiter, 250
 	l := NewLimiter(r)
 	now := ms(1000)
 	var waits []time.Duration
@@ -154,7 +155,7 @@ func TestRateLimiter(t *testing.T) {
 }
 
 func TestThreadGrade(t *testing.T) {
-	r := hotspot.Rule{Resource: "r", Grade: hotspot.GradeThread, Count: 2, DurationInSec: 1,
+	r := hotspot.Rule{Resource: "r", Grade: flow.GradeThread, Count: 2, DurationInSec: 1,
 		ParamFlowItemList: []hotspot.ParamFlowItem{{Object: "big", Count: 3, ClassType: "String"}}}
 	l := NewLimiter(r)
 	enter := func(v string) bool {

@@ -31,6 +31,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/nacos"
 	"github.com/bulwark-go/bulwark/datasource/redis"
 	"github.com/bulwark-go/bulwark/datasource/zookeeper"
+	"github.com/bulwark-go/bulwark/internal/statedir"
 )
 
 // Options say how to connect to a config center. The zero value connects
@@ -221,7 +222,7 @@ func dial(ctx context.Context, raw string, o *Options) (*Center, error) {
 const historySuffix = ".history"
 
 // openFile opens the document at path, and its history in the state
-// directory beside it (file.StateDir: .bulwark/NAME.history, ignored by
+// directory beside it (internal/statedir: .bulwark/NAME.history, ignored by
 // git). A history an older release kept beside the document
 // (NAME.history) is moved there.
 func openFile(path, display string) (*Center, error) {
@@ -229,7 +230,7 @@ func openFile(path, display string) (*Center, error) {
 	hist := filepath.Join(dir, ".bulwark", base+historySuffix)
 	if _, err := os.Stat(hist); errors.Is(err, fs.ErrNotExist) {
 		if _, err := os.Stat(path + historySuffix); err == nil {
-			if _, err := file.StateDir(dir); err != nil {
+			if _, err := statedir.Dir(dir); err != nil {
 				return nil, class(ErrUnreachable, fmt.Errorf("%s: %w", display, err))
 			}
 			if err := os.Rename(path+historySuffix, hist); err != nil {

@@ -28,6 +28,6 @@
 // changes, oldest first, written with compare-and-set so that concurrent
 // writers never lose each other's entries: the document's key + ".history"
 // (Redis: key + ":history"; Nacos: dataId + ".history" in its group; a
-// file: .bulwark/NAME.history in its directory, see file.StateDir). Every
+// file: .bulwark/NAME.history in its directory, see internal/statedir). Every
 // tool that opens a document through Open uses that place.
 package rulechange

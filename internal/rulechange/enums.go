@@ -9,7 +9,6 @@ import (
 	"github.com/bulwark-go/bulwark/core/authority"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
-	"github.com/bulwark-go/bulwark/core/hotspot"
 )
 
 // enumNames name the values of each kind's enum fields, by Java's number:
@@ -25,8 +24,8 @@ var enumNames = map[string]map[string]func(int) fmt.Stringer{
 		"grade": func(n int) fmt.Stringer { return circuitbreaker.Grade(n) },
 	},
 	"paramFlow": {
-		"grade":           func(n int) fmt.Stringer { return javaGrade(n, hotspot.GradeThread, hotspot.GradeQPS) },
-		"controlBehavior": func(n int) fmt.Stringer { return hotspot.ControlBehavior(n) },
+		"grade":           func(n int) fmt.Stringer { return javaGrade(n, flow.GradeThread, flow.GradeQPS) },
+		"controlBehavior": func(n int) fmt.Stringer { return flow.ControlBehavior(n) },
 	},
 	"authority": {
 		"strategy": func(n int) fmt.Stringer { return authority.Strategy(n) },

@@ -18,6 +18,7 @@ import (
 	"github.com/bulwark-go/bulwark/core/flow"
 	"github.com/bulwark-go/bulwark/core/hotspot"
 	"github.com/bulwark-go/bulwark/core/system"
+	"github.com/bulwark-go/bulwark/internal/codec"
 )
 
 // A Kind is a rule document format: one of Sentinel's five rule lists, or
@@ -43,10 +44,10 @@ type anyCodec interface {
 	// names, order and numbers, every field, one rule per line.
 	canonical(data []byte) (canon []byte, warnings []converter.Problem, err error)
 	// format decodes data strictly and encodes it compactly
-	// (converter.Compacter): the canonical form people keep.
+	// (codec.EncodeCompact): the canonical form people keep.
 	format(data []byte) (out []byte, warnings []converter.Problem, err error)
 	// over decodes canon (checking it) and writes it over prev, keeping
-	// what prev has that the value does not model (converter.Patcher).
+	// what prev has that the value does not model (codec.EncodeOver).
 	over(prev, canon []byte) ([]byte, error)
 	// inEngine loads a valid document into an engine of its own, which
 	// checks the rules against each other as a service would (a shadow
@@ -71,16 +72,7 @@ func (c codecOf[T]) inEngine(data []byte) error {
 }
 
 func (c codecOf[T]) canonical(data []byte) ([]byte, []converter.Problem, error) {
-	var (
-		v     T
-		warns []converter.Problem
-		err   error
-	)
-	if in, ok := c.c.(converter.Inspector[T]); ok {
-		v, warns, err = in.Inspect(data)
-	} else {
-		v, err = c.c.Convert(data)
-	}
+	v, warns, err := codec.Inspect(c.c, data)
 	if err != nil {
 		return nil, warns, err
 	}
@@ -89,24 +81,11 @@ func (c codecOf[T]) canonical(data []byte) ([]byte, []converter.Problem, error) 
 }
 
 func (c codecOf[T]) format(data []byte) ([]byte, []converter.Problem, error) {
-	var (
-		v     T
-		warns []converter.Problem
-		err   error
-	)
-	if in, ok := c.c.(converter.Inspector[T]); ok {
-		v, warns, err = in.Inspect(data)
-	} else {
-		v, err = c.c.Convert(data)
-	}
+	v, warns, err := codec.Inspect(c.c, data)
 	if err != nil {
 		return nil, warns, err
 	}
-	if cp, ok := c.c.(converter.Compacter[T]); ok {
-		out, err := cp.EncodeCompact(v)
-		return out, warns, err
-	}
-	out, err := c.c.Encode(v)
+	out, err := codec.EncodeCompact(c.c, v)
 	return out, warns, err
 }
 
@@ -115,10 +94,10 @@ func (c codecOf[T]) over(prev, canon []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p, ok := c.c.(converter.Patcher[T]); ok && len(prev) > 0 {
-		return p.EncodeOver(prev, v)
+	if len(prev) == 0 {
+		return c.c.Encode(v)
 	}
-	return c.c.Encode(v)
+	return codec.EncodeOver(c.c, prev, v)
 }
 
 // kinds, in the order detection prefers them.
@@ -492,14 +471,14 @@ func (k *Kind) Canonical(data []byte) (canon []byte, warnings []converter.Proble
 
 // Format decodes data strictly and writes it in the canonical form people
 // keep: each rule with the fields that differ from Java's defaults, in
-// Java's field order, one rule per line (converter.Compacter). It returns
+// Java's field order, one rule per line (codec.EncodeCompact). It returns
 // the warnings and the converter's error as Canonical does.
 func (k *Kind) Format(data []byte) (out []byte, warnings []converter.Problem, err error) {
 	return k.codec.format(data)
 }
 
 // Over decodes canon (checking it) and writes it over prev, keeping what
-// prev has that the rule types do not model (converter.Patcher).
+// prev has that the rule types do not model (codec.EncodeOver).
 func (k *Kind) Over(prev, canon []byte) ([]byte, error) { return k.codec.over(prev, canon) }
 
 // Rules decodes a document of kind k into its canonical rules; a missing

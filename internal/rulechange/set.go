@@ -11,7 +11,7 @@ import (
 
 // PlanSet plans changing fields of the rules sel picks in the document at
 // c: the other rules keep their exact text, the rules changed their
-// dashboard fields (converter.Patcher). kind is the rule kind, "" to detect
+// dashboard fields (codec.EncodeOver). kind is the rule kind, "" to detect
 // it; command is recorded in the history. A document that does not exist
 // or is not valid, or a change that makes a rule invalid, is ErrInvalid.
 // On a conflict, plan again: the document is read anew.
