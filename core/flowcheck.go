@@ -109,13 +109,18 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	sets := make([]flowSet, 0, len(rules))
 	slab := make([]resource, 0, len(rules))
 	of := make([]*flowSet, 0, len(rules)) // the set of each check
+	ctrls := flowcontrol.NewSlab(e.flowCfg, len(rules))
 	for i := range rules {
 		r := &rules[i]
 		if !e.enforces(*r) {
 			continue
 		}
 		var fs *flowSet
-		if res := next.res[r.Resource]; !aligned && res != nil {
+		var res *resource
+		if !aligned {
+			res = next.res[r.Resource]
+		}
+		if res != nil {
 			fs = res.flow
 		} else {
 			sets = append(sets, flowSet{})
@@ -134,7 +139,7 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 		}
 		next.flowSets[i] = fs
 		fs.noteOrigin(*r)
-		ctrl, budget := e.flowState(keep, fs.was, r)
+		ctrl, budget := e.flowState(keep, fs.was, r, ctrls)
 		checks = append(checks, flowCheck{
 			rule:     r,
 			limitApp: limitApp(*r),
@@ -173,16 +178,21 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 
 // flowState returns the controller and the cluster budget of r: those of
 // an equal rule of was, the resource's set in the previous table (nil if
-// none), that no rule took yet, or new ones.
-func (e *Engine) flowState(keep kept[*flowCheck], was *flowSet, r *flow.Rule) (flowcontrol.Controller, cluster.Budget) {
+// none), that no rule took yet, or new ones from slab. A controller that
+// keeps no state is always new (from this swap's slab): kept, it would
+// hold the previous swap's slab.
+func (e *Engine) flowState(keep kept[*flowCheck], was *flowSet, r *flow.Rule, slab *flowcontrol.Slab) (flowcontrol.Controller, cluster.Budget) {
 	var old []*flowCheck
 	if was != nil {
 		old = was.checks
 	}
 	if c, ok := keep.take(old, func(c *flowCheck) bool { return *c.rule == *r }); ok {
+		if !flowcontrol.Stateful(*r) {
+			return slab.Controller(*r), c.budget
+		}
 		return c.ctrl, c.budget
 	}
-	return flowcontrol.NewController(*r, e.flowCfg), e.budgetFor(*r)
+	return slab.Controller(*r), e.budgetFor(*r)
 }
 
 // noteOrigin records what r needs of entries' origins: the origins it names

@@ -62,8 +62,36 @@ func (c Config) withDefaults() Config {
 // QPS rules with the Reject behavior get the window-counting controller,
 // the other behaviors theirs.
 func NewController(r flow.Rule, cfg Config) Controller {
-	cfg = cfg.withDefaults()
-	if r.Grade == flow.GradeQPS {
+	return NewSlab(cfg, 1).Controller(r)
+}
+
+// Stateful reports whether r's controller keeps state between entries
+// (warm-up tokens, a pacing timeline), which an unchanged rule keeps
+// across a swap. The window-counting controller keeps none: the window is
+// the resource's.
+func Stateful(r flow.Rule) bool {
+	return r.Grade == flow.GradeQPS && r.ControlBehavior != flow.Reject
+}
+
+// Slab makes the controllers of one swap. The window-counting ones, most
+// rules', come from one allocation per swap rather than one each; as they
+// keep no state, a later swap makes its own rather than keep them, so
+// that no swap's slab outlives the tables that use it.
+type Slab struct {
+	cfg     Config
+	rejects []rejectController
+	n       int // how many rules the swap has, the slab's size
+}
+
+// NewSlab returns a slab for a swap of n rules.
+func NewSlab(cfg Config, n int) *Slab {
+	return &Slab{cfg: cfg.withDefaults(), n: max(n, 1)}
+}
+
+// Controller returns the controller for a valid rule, as NewController.
+func (s *Slab) Controller(r flow.Rule) Controller {
+	cfg := s.cfg
+	if Stateful(r) {
 		switch r.ControlBehavior {
 		case flow.WarmUp:
 			return &warmUpController{tokens: newWarmTokens(r.Count, r.WarmUpPeriodSec, cfg.ColdFactor)}
@@ -76,8 +104,12 @@ func NewController(r flow.Rule, cfg Config) Controller {
 			}
 		}
 	}
-	return &rejectController{grade: r.Grade, count: r.Count, limit: stat.Limit(r.Count),
-		occupyTimeoutMs: cfg.OccupyTimeout.Milliseconds()}
+	if s.rejects == nil {
+		s.rejects = make([]rejectController, 0, s.n)
+	}
+	s.rejects = append(s.rejects, rejectController{grade: r.Grade, count: r.Count, limit: stat.Limit(r.Count),
+		occupyTimeoutMs: cfg.OccupyTimeout.Milliseconds()})
+	return &s.rejects[len(s.rejects)-1]
 }
 
 // rejectController counts passes (or concurrency) in the window and
