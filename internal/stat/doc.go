@@ -22,6 +22,8 @@
 // publishes them in quanta, so that a limit check ([Window.PassFits],
 // [Node.PassFits]) reads its own stripe and one shared total while the
 // window is far from the limit (see [Window] for how, and for the bound).
+// Writers name their P with a [Proc] taken once by [Here], so that an
+// entry that checks and counts asks the scheduler once.
 //
 // Time is always passed in, as a [mono.Time] on the engine's clock, and
 // response times as [time.Duration]s: this package never reads a clock.
