@@ -272,6 +272,7 @@ func (e *Engine) enter(ctx context.Context, en *Entry, resource string, opts []E
 		}
 		if en.waited {
 			now = e.now() // the entry passes when its wait ends
+			en.proc = stat.Here()
 		}
 	}
 	e.recordPass(en, now)
