@@ -386,11 +386,9 @@ func (e *Engine) check(t *table, r *resource, en *Entry, args []any, resource st
 
 func (e *Engine) recordPass(en *Entry, now mono.Time) {
 	en.start = now
-	if en.alone() {
-		if en.stats != nil && !en.occupied {
-			en.stats.node.AddPass(now, en.count, en.proc)
-			return
-		}
+	if en.alone() && en.stats != nil && !en.occupied {
+		en.stats.node.AddPass(now, en.count, en.proc)
+		return
 	}
 	for _, n := range [...]*stat.Node{en.node(), en.originNode, en.chainNode, en.inboundNode()} {
 		if n == nil {

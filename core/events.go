@@ -379,7 +379,7 @@ func fieldDiff(prefix string, a, b reflect.Value) []string {
 // reflect.DeepEqual does, without boxing the comparable ones: a swap of
 // thousands of rules describes some of them field by field.
 func sameValue(x, y reflect.Value) bool {
-	if k := x.Kind(); k != reflect.Interface && x.Type().Comparable() {
+	if x.Kind() != reflect.Interface && x.Type().Comparable() {
 		return x.Equal(y)
 	}
 	return reflect.DeepEqual(x.Interface(), y.Interface())

@@ -90,7 +90,7 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 	// The index of this swap, made here with the flow sets in it (merge
 	// adds the other kinds).
 	next.res = make(map[string]*resource, max(prev.flowRes, len(rules)/2))
-	next.flowNew, next.flowRes = true, 0
+	next.flowRes = 0
 	next.budgets = false
 	// When the list names the resources of the list in force at the same
 	// places, one rule each (a document whose thresholds changed), rule

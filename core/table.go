@@ -1,8 +1,6 @@
 package core
 
 import (
-	"slices"
-
 	"github.com/bulwark-go/bulwark/core/authority"
 	"github.com/bulwark-go/bulwark/core/circuitbreaker"
 	"github.com/bulwark-go/bulwark/core/flow"
@@ -19,7 +17,6 @@ type table struct {
 	// of a large list, and a second map of them would cost a load of
 	// 10,000 rules a map of 10,000 more.
 	flowRes int  // how many resources have flow rules
-	flowNew bool // installFlow made res during this swap
 	budgets bool // some flow check has a cluster budget
 	// flowSets holds the set of each of flowRules (nil: not enforced);
 	// flowAlone is true when every rule is enforced and no two share a
@@ -56,20 +53,22 @@ type resource struct {
 
 func (t *table) clone() *table {
 	c := *t
-	c.res = nil
-	c.flowNew = false
+	c.res = nil // made by installFlow or merge
 	return &c
 }
 
 // merge completes the per-resource index: the flow sets that installFlow
-// put in it (or, when flow rules were not swapped, prev's), then the
-// other kinds' sets from their maps.
+// put in it (or, when flow rules were not swapped and res is still nil,
+// prev's), then the other kinds' sets from their maps.
 func (t *table) merge(prev *table) {
 	n := t.flowRes + len(t.breakers) + len(t.authority) + len(t.hotspot)
-	if !t.flowNew {
+	keepFlow := t.res == nil
+	if keepFlow {
 		t.res = make(map[string]*resource, n)
+	} else {
+		n -= t.flowRes // installFlow's slab holds those
 	}
-	slab := make([]resource, 0, n-t.flowRes) // one allocation for every resource
+	slab := make([]resource, 0, n) // one allocation for every resource
 	at := func(name string, s *resStats) *resource {
 		r := t.res[name]
 		if r == nil {
@@ -79,8 +78,7 @@ func (t *table) merge(prev *table) {
 		}
 		return r
 	}
-	if !t.flowNew {
-		slab = slices.Grow(slab, t.flowRes)
+	if keepFlow {
 		for name, r := range prev.res {
 			if r.flow != nil {
 				at(name, r.stats).flow = r.flow
