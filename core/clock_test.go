@@ -159,3 +159,28 @@ func allStacks() string {
 	buf := make([]byte, 1<<20)
 	return string(buf[:runtime.Stack(buf, true)])
 }
+
+// An engine without WithClock created inside a testing/synctest bubble
+// lives on the bubble's time (outside one it reads the runtime's clock
+// directly): a second of the bubble's time, which passes at once, ends
+// the window a QPS limit counted in, and the statistics read its passes
+// as the second before.
+func TestEngineInBubbleReadsBubbleTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := core.NewEngine()
+		defer func() { require.NoError(t, e.Close()) }()
+		require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "r", Grade: flow.GradeQPS, Count: 2}}))
+		ctx := t.Context()
+		for range 2 {
+			en, err := e.Enter(ctx, "r")
+			require.NoError(t, err)
+			en.Exit()
+		}
+		_, err := e.Enter(ctx, "r")
+		require.ErrorIs(t, err, core.ErrBlocked, "the third within the second")
+		time.Sleep(time.Second)
+		en, err := e.Enter(ctx, "r")
+		require.NoError(t, err, "a second of the bubble's time ended the window")
+		en.Exit()
+	})
+}

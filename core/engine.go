@@ -110,12 +110,17 @@ func WithMaxResources(n int) Option {
 // Create one with [NewEngine] or use the process-wide [Default]. An Engine
 // is safe for concurrent use.
 type Engine struct {
-	clock   Clock
-	epoch   time.Time
-	coarse  atomic.Pointer[coarseClock] // nil without WithCoarseClock, or once closed; see clock.go
-	log     *slog.Logger
-	flowCfg flowcontrol.Config
-	maxRT   time.Duration // recorded response times are capped at it
+	clock Clock
+	epoch time.Time
+	// runtimeClock: without WithClock and outside a testing/synctest
+	// bubble, the engine's time is the runtime's clock since runtimeEpoch
+	// (see startClock).
+	runtimeClock bool
+	runtimeEpoch int64
+	coarse       atomic.Pointer[coarseClock] // nil without WithCoarseClock, or once closed; see clock.go
+	log          *slog.Logger
+	flowCfg      flowcontrol.Config
+	maxRT        time.Duration // recorded response times are capped at it
 
 	table   atomic.Pointer[table]
 	mu      sync.Mutex // serialises rule changes; readers never take it
@@ -162,11 +167,7 @@ func NewEngine(opts ...Option) *Engine {
 		tokens:  cfg.tokens,
 		nodes:   registry{max: int64(cfg.maxResources), stripes: min(cfg.stripes, 16)},
 	}
-	if e.clock != nil {
-		e.epoch = e.clock.Now()
-	} else {
-		e.epoch = time.Now()
-	}
+	e.startClock()
 	e.inbound = stat.NewNode(e.nodes.stripes)
 	e.table.Store(&table{})
 	e.flow = newRuleManager(e, flowKind)

@@ -56,6 +56,20 @@ type flowCheck struct {
 	ref   *stat.Node // Relate: the related resource's node; Chain: the context's node
 	// budget is a cluster rule's share of its flow (nil: a local rule).
 	budget cluster.Budget
+	// plain: the rule is a QPS limit that rejects, enforced locally on the
+	// resource's own statistics for every origin (Sentinel's usual rule).
+	// checkFlow checks it against limit (stat.Limit of its count) without
+	// asking its controller, unless an entry it does not fit is
+	// prioritized and may wait for a later window.
+	plain bool
+	limit int64
+}
+
+// plainCheck reports whether r is a plain rule (see flowCheck.plain).
+func plainCheck(r flow.Rule, budget cluster.Budget) bool {
+	return budget == nil && !r.Shadow && r.Grade == flow.GradeQPS &&
+		r.ControlBehavior == flow.Reject && r.Strategy == flow.Direct &&
+		limitApp(r) == rule.LimitAppDefault
 }
 
 func limitApp(r flow.Rule) string {
@@ -148,6 +162,8 @@ func installFlow(e *Engine, next, prev *table, rules []flow.Rule) {
 			ctrl:     ctrl,
 			budget:   budget,
 			ref:      e.refNode(fs, *r),
+			plain:    plainCheck(*r, budget),
+			limit:    stat.Limit(r.Count),
 		})
 		next.budgets = next.budgets || budget != nil
 		of = append(of, fs)
@@ -287,6 +303,14 @@ func (fc *flowCheck) blockError() *BlockError {
 // occupied windows); the wait honours ctx.
 func (e *Engine) checkFlow(fs *flowSet, en *Entry, now mono.Time) error {
 	for _, fc := range fs.checks {
+		if fc.plain {
+			if fs.stats.node.PassFits(now, en.count, fc.limit, en.proc) {
+				continue
+			}
+			if !en.prioritized {
+				return fc.blockError()
+			}
+		}
 		n := fc.node(fs, en)
 		if n == nil {
 			continue

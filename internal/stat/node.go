@@ -24,9 +24,9 @@ const (
 //
 // Writers call [Node.AddPass], [Node.Occupy], [Node.AddBlock] and
 // [Node.AddCompletion]; readers call the rate methods. Everything is
-// lock-free. The concurrency is a gauge sharded across the second window's
-// cache lines (see [Window]), so it costs no memory of its own and no
-// shared counter.
+// lock-free. The concurrency is the second window's passes less its
+// completions (see [Window]), so it costs no memory of its own, no shared
+// counter and no write of its own.
 type Node struct {
 	nodeFields
 	// Every entry reads the fields: a line of their own, so that no write
@@ -73,7 +73,7 @@ func (n *Node) Minute() *Window {
 // p is the caller's [Proc] (see [Here]).
 func (n *Node) AddPass(now mono.Time, count int64, p Proc) {
 	ms := now.Millis()
-	n.second.addGauge(ms, Pass, count, 1, p)
+	n.second.enter(ms, count, p)
 	if m := n.minute.Load(); m != nil {
 		m.add(ms, Pass, count, p)
 	}
@@ -103,9 +103,9 @@ func (n *Node) AddBlock(now mono.Time, count int64) {
 // concurrency by one. p is the caller's [Proc] (see [Here]).
 func (n *Node) AddCompletion(now mono.Time, count int64, rt time.Duration, failed bool, p Proc) {
 	ms, rtMs := now.Millis(), rt.Milliseconds()
-	n.second.complete(ms, count, rtMs, failed, -1, p)
+	n.second.complete(ms, count, rtMs, failed, true, p)
 	if m := n.minute.Load(); m != nil {
-		m.complete(ms, count, rtMs, failed, 0, p)
+		m.complete(ms, count, rtMs, failed, false, p)
 	}
 }
 

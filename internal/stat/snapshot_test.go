@@ -12,8 +12,8 @@ func TestBucketAtAndTotals(t *testing.T) {
 		w := NewWindow(2, 1000, stripes)
 		w.Add(ms(100), Pass, 3)
 		w.Add(ms(100), Block, 2)
-		w.complete(200, 2, 30, true, 0, 0)
-		w.complete(200, 1, 7, false, 0, 0)
+		w.complete(200, 2, 30, true, false, 0)
+		w.complete(200, 1, 7, false, false, 0)
 		w.Add(ms(600), Pass, 5)
 
 		b, ok := w.BucketAt(ms(0))

@@ -51,11 +51,14 @@ const (
 	resettingStart = math.MinInt64 + 1 // a writer is zeroing the bucket
 	// Slots of a line beyond the events.
 	slotMinRT = int(numEvents) // smallest RT of the bucket's stripe
-	slotGauge = slotMinRT + 1  // a shard of a gauge that resets never touch
+	// slotEntries is a shard of what the concurrency needs beyond passes
+	// and completions: entries that counted other than one pass each
+	// (see [Window.gauge]). Resets never touch it.
+	slotEntries = slotMinRT + 1
 )
 
 // line is one stripe of one bucket: the event counters, the minimum RT and
-// a gauge shard, exactly one 64-byte cache line.
+// a shard of the concurrency's corrections, exactly one 64-byte cache line.
 type line [8]atomic.Int64
 
 // cacheLine is the size of a cache line, lineInts how many int64s fill one.
@@ -103,6 +106,20 @@ const (
 // before the check began; what it cannot see is passes whose entries are
 // between their check and their record at that moment, exactly as with
 // Sentinel's check-then-add (see [Window.PassFits]).
+//
+// # Concurrency
+//
+// The number of entries admitted and not yet completed is not a counter of
+// its own: it is the passes minus the completions, over every bucket of the
+// ring, plus what the ring forgot. A reset takes a bucket's passes and
+// completions with atomic swaps and carries their difference over, so
+// every add lands either in what a reset carried or in the bucket's new
+// round. An entry then costs one atomic add at its pass and one at its
+// completion, not two each. Entries that count more or less than one pass
+// (a count above one, an entry whose pass was counted ahead) add the
+// difference to a shard of corrections; passes counted ahead are
+// subtracted from the carry when their bucket takes them. Readers sum
+// between resets (see [Window.gauge]).
 type Window struct {
 	windowFields
 	// Every write reads the fields: whole lines of their own, so that no
@@ -129,6 +146,12 @@ type windowFields struct {
 	// borrowed holds counts that prioritized entries reserved in a future
 	// bucket (see [Window.Borrow]); a bucket starts from them when reset.
 	borrowed []borrow
+
+	// carry is the passes minus the completions of the rounds that resets
+	// cleared, less the passes counted ahead that they started from.
+	// resetting counts the resets under way and resets the ones done, so
+	// that a reader can tell it summed between them (see [Window.gauge]).
+	carry, resetting, resets atomic.Int64
 }
 
 // split holds a striped window's passes: stripe s keeps, for bucket i,
@@ -267,20 +290,38 @@ func (w *Window) setCur(start int64, i int) {
 	}
 }
 
-// reset zeroes bucket i for a new round starting at start. In a striped
+// reset zeroes bucket i for a new round starting at start, carrying its
+// passes minus its completions over to the concurrency. In a striped
 // window it first publishes the other buckets in full, so that checks read
 // them as one number.
 func (w *Window) reset(i int, start int64) {
+	w.resetting.Add(1)
+	defer func() {
+		w.resets.Add(1)
+		w.resetting.Add(-1)
+	}()
+	var carry int64
 	for k := i * w.stripes; k < (i+1)*w.stripes; k++ {
 		l := &w.lines[k]
 		for e := range numEvents {
-			l[e].Store(0)
+			switch e {
+			case Pass:
+				carry += l[e].Swap(0)
+			case Success:
+				carry -= l[e].Swap(0)
+			default:
+				l[e].Store(0)
+			}
 		}
 		l[slotMinRT].Store(math.MaxInt64)
 	}
 	b := w.takeBorrowed(start)
+	// The borrowed passes' entries raised the concurrency when they were
+	// admitted: starting the bucket from them must not raise it again.
+	carry -= b
 	if w.split == nil {
 		w.lines[i*w.stripes][Pass].Store(b)
+		w.carry.Add(carry)
 		return
 	}
 	for j := range w.starts {
@@ -293,9 +334,10 @@ func (w *Window) reset(i int, start int64) {
 	}
 	for s := range w.stripes {
 		k := s*w.split.passStride + 2*i
-		w.split.passes[k].Store(0)
+		carry += w.split.passes[k].Swap(0)
 		w.split.passes[k+1].Store(0)
 	}
+	w.carry.Add(carry)
 	// The borrowed passes are stripe 0's, published at once.
 	w.split.passes[2*i].Store(b)
 	w.split.passes[2*i+1].Store(b)
@@ -373,37 +415,38 @@ func (w *Window) add(now int64, e Event, n int64, p Proc) {
 	w.line(i, p)[e].Add(n)
 }
 
-// addGauge adds n to event e (when n != 0) and d to the gauge, in p's
-// stripe of the bucket of time now.
-func (w *Window) addGauge(now int64, e Event, n int64, d int64, p Proc) {
+// enter records one admitted entry of count passes, in p's stripe of the
+// bucket of time now. The concurrency counts it as one: count−1 of its
+// passes go to the corrections (see [Window]), which an entry of one pass,
+// nearly every entry, does not touch.
+func (w *Window) enter(now int64, count int64, p Proc) {
 	i := w.bucket(now)
 	s := w.stripe(p)
-	l := &w.lines[i*w.stripes+s]
-	if n != 0 {
-		if e == Pass {
-			w.addPass(i, s, n)
-		} else {
-			l[e].Add(n)
-		}
+	if count != 0 {
+		w.addPass(i, s, count)
 	}
-	l[slotGauge].Add(d)
+	if count != 1 {
+		w.lines[i*w.stripes+s][slotEntries].Add(1 - count)
+	}
 }
 
-// complete records count completed entries that took rt ms, whether they
-// failed, and lowers the gauge by d, in p's stripe. Adding a zero is left
+// complete records count completed entries that took rt ms and whether they
+// failed, in p's stripe. With entry set, they are one entry's, which the
+// concurrency counts as one (see [Window.enter]). Adding a zero is left
 // out: each add is an atomic read-modify-write, and calls under a
 // millisecond, common, add 0 ms.
-func (w *Window) complete(now int64, count, rt int64, failed bool, d int64, p Proc) {
+func (w *Window) complete(now int64, count, rt int64, failed, entry bool, p Proc) {
 	l := w.line(w.bucket(now), p)
+	if entry && count != 1 {
+		// Before the completions: a reader that sees these sees that.
+		l[slotEntries].Add(count - 1)
+	}
 	l[Success].Add(count)
 	if rt != 0 {
 		l[RT].Add(rt)
 	}
 	if failed {
 		l[Exception].Add(count)
-	}
-	if d != 0 {
-		l[slotGauge].Add(d)
 	}
 	for {
 		m := l[slotMinRT].Load()
@@ -413,12 +456,45 @@ func (w *Window) complete(now int64, count, rt int64, failed bool, d int64, p Pr
 	}
 }
 
-// gauge returns the sum of the gauge shards: the adds of [Window.addGauge]
-// and [Window.complete] net of one another, whatever bucket they landed in.
+// gauge returns the entries recorded by [Window.enter] and not yet by
+// [Window.complete]: the carry, plus the passes and corrections of every
+// bucket, less their completions, summed while no reset moved any of them
+// to the carry (a reset, once per bucket length, makes a reader sum again).
+// It reads the completions, the corrections, then the passes, the reverse
+// of the order an entry writes them in (enter adds its passes, then its
+// correction; complete its correction, then its completions): an entry that
+// enters or completes while it sums may count as running, never one that
+// runs as done.
 func (w *Window) gauge() int64 {
+	for {
+		done := w.resets.Load()
+		if w.resetting.Load() == 0 {
+			n := w.sumEntries()
+			if w.resetting.Load() == 0 && w.resets.Load() == done {
+				return n
+			}
+		}
+		runtime.Gosched()
+	}
+}
+
+// sumEntries is gauge's sum, correct when no reset runs meanwhile.
+func (w *Window) sumEntries() int64 {
 	var n int64
 	for i := range w.lines {
-		n += w.lines[i][slotGauge].Load()
+		n -= w.lines[i][Success].Load()
+	}
+	n += w.carry.Load()
+	for i := range w.lines {
+		n += w.lines[i][slotEntries].Load()
+	}
+	for i := range w.lines {
+		n += w.lines[i][Pass].Load() // a striped window's are elsewhere: 0
+	}
+	if w.split != nil {
+		for k := 0; k < len(w.split.passes); k += 2 {
+			n += w.split.passes[k].Load()
+		}
 	}
 	return n
 }

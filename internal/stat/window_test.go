@@ -1,6 +1,7 @@
 package stat
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -47,7 +48,7 @@ func TestWindowMinRT(t *testing.T) {
 	w := NewWindow(2, 1000, 4)
 	assert.Equal(t, time.Duration(-1), w.MinRT(ms(0), -1))
 	for _, rt := range []int64{30, 7, 12} {
-		w.complete(100, 1, rt, false, 0, 0)
+		w.complete(100, 1, rt, false, false, 0)
 	}
 	assert.Equal(t, 7*time.Millisecond, w.MinRT(ms(200), -1))
 	assert.Equal(t, int64(49), w.Sum(ms(200), RT))
@@ -63,8 +64,8 @@ func TestWindowStripesSumAndGauge(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 1000; i++ {
-				w.addGauge(int64(i%1000), Pass, 1, 1, Here())
-				w.complete(int64(i%1000), 1, 1, i%2 == 0, -1, Here())
+				w.enter(int64(i%1000), 1, Here())
+				w.complete(int64(i%1000), 1, 1, i%2 == 0, true, Here())
 			}
 		}()
 	}
@@ -77,10 +78,10 @@ func TestWindowStripesSumAndGauge(t *testing.T) {
 
 func TestWindowGaugeSurvivesReset(t *testing.T) {
 	w := NewWindow(2, 1000, 1)
-	w.addGauge(0, Pass, 1, 1, 0)
-	w.addGauge(10_000, Pass, 1, 1, 0) // resets the slot of bucket 0
+	w.enter(0, 1, 0)
+	w.enter(10_000, 1, 0) // resets the slot of bucket 0
 	assert.Equal(t, int64(2), w.gauge())
-	w.complete(20_000, 1, 5, false, -1, 0)
+	w.complete(20_000, 1, 5, false, true, 0)
 	assert.Equal(t, int64(1), w.gauge())
 }
 
@@ -255,4 +256,96 @@ func TestNodePassFits(t *testing.T) {
 	assert.True(t, n.PassFits(ms(200), 1, Limit(math.Inf(1)), 0))
 	assert.False(t, n.PassFits(ms(200), 1, Limit(0), 0))
 	assert.True(t, n.PassFits(ms(1200), 10, Limit(10), 0), "expired")
+}
+
+// The concurrency counts entries, not passes: an entry of three passes is
+// one, and one whose pass was counted ahead (count 0 now, borrowed passes
+// when its bucket begins) is one before and after its bucket takes them;
+// a borrow whose entry never came (its wait was cancelled) is none.
+func TestWindowGaugeCountsEntries(t *testing.T) {
+	for _, stripes := range []int{1, 4} {
+		t.Run(fmt.Sprintf("stripes=%d", stripes), func(t *testing.T) {
+			w := NewWindow(2, 1000, stripes)
+			w.EnableBorrow()
+			w.enter(100, 3, 1)
+			assert.Equal(t, int64(1), w.gauge(), "one entry of three passes")
+			assert.Equal(t, int64(3), w.Sum(ms(100), Pass))
+
+			w.Borrow(ms(1000), 2) // two prioritized entries of one pass
+			w.Borrow(ms(1000), 1) // and one whose wait is cancelled
+			w.enter(600, 0, 2)
+			w.enter(600, 0, 3)
+			assert.Equal(t, int64(3), w.gauge())
+			w.enter(1100, 1, 0) // [1000,1500) begins with the borrowed passes
+			assert.Equal(t, int64(4), w.Sum(ms(1100), Pass), "three borrowed, one new")
+			assert.Equal(t, int64(4), w.gauge(), "the borrowed passes' entries are counted once")
+
+			w.complete(1200, 1, 0, false, true, 0)
+			w.complete(1200, 1, 0, false, true, 3)
+			w.complete(1700, 1, 0, false, true, 1)
+			assert.Equal(t, int64(1), w.gauge())
+			w.complete(9000, 3, 0, false, true, 2) // long after: resets between
+			assert.Equal(t, int64(0), w.gauge())
+			w.enter(20_000, 1, 0)
+			w.enter(30_000, 1, 0)
+			assert.Equal(t, int64(2), w.gauge(), "the entries of cleared rounds are carried")
+		})
+	}
+}
+
+// Entries held open stay counted while other goroutines enter and
+// complete across hundreds of bucket resets, for every reading taken
+// meanwhile, and the concurrency is back to the held entries after.
+func TestWindowGaugeUnderResets(t *testing.T) {
+	for _, stripes := range []int{1, 4} {
+		t.Run(fmt.Sprintf("stripes=%d", stripes), func(t *testing.T) {
+			w := NewWindow(2, 1000, stripes)
+			const held, workers, rounds = 3, 4, 2000
+			var clock atomic.Int64 // ms; advances a bucket every 20 rounds
+			for range held {
+				w.enter(0, 1, Here())
+			}
+			var wg sync.WaitGroup
+			stop := make(chan struct{})
+			var readings, low atomic.Int64
+			low.Store(math.MaxInt64)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					g := w.gauge()
+					readings.Add(1)
+					for l := low.Load(); g < l && !low.CompareAndSwap(l, g); l = low.Load() {
+					}
+				}
+			}()
+			var workersWG sync.WaitGroup
+			for g := range workers {
+				workersWG.Add(1)
+				go func() {
+					defer workersWG.Done()
+					for i := range rounds {
+						if g == 0 && i%20 == 0 {
+							clock.Add(500)
+						}
+						count := int64(1 + i%3) // some entries count more
+						w.enter(clock.Load(), count, Here())
+						w.complete(clock.Load(), count, 0, false, true, Here())
+					}
+				}()
+			}
+			workersWG.Wait()
+			close(stop)
+			wg.Wait()
+			require.Positive(t, readings.Load())
+			assert.GreaterOrEqual(t, low.Load(), int64(held), "a held entry was read as done")
+			assert.Equal(t, int64(held), w.gauge())
+			assert.Greater(t, w.resets.Load(), int64(100), "the rounds crossed many resets")
+		})
+	}
 }
