@@ -157,6 +157,21 @@ func cutUser(t *testing.T, admin, cli *goredis.Client, user string) {
 
 // ---- security: ACL users and TLS against the real server ----
 
+// pushedAndWrittenBack checks that f, following key through src, applies
+// a document that writer pushes (a: 2), then one written back through src
+// as a Sink (a: 3).
+func pushedAndWrittenBack(t *testing.T, ctx context.Context, writer *goredis.Client, key, channel string, src *redis.Source, f *flowrig.Rig) {
+	t.Helper()
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 2)))
+	f.WaitCount(t, "a", 2)
+
+	w := datasource.NewWritable(src, converter.FlowRules(), datasource.WaitApplied(f.DS, 10*time.Second))
+	_, rev, err := w.Read(ctx)
+	require.NoError(t, err)
+	require.NoError(t, w.Write(ctx, []flow.Rule{{Resource: "a", Count: 3}}, rev))
+	assert.Equal(t, 3.0, f.Count("a"))
+}
+
 func TestACLUser(t *testing.T) {
 	srv := integration.StartRedis(t, integration.WithRedisArgs(
 		"--user", "default", "off",
@@ -169,28 +184,16 @@ func TestACLUser(t *testing.T) {
 	alice := newClient(t, srv, &goredis.Options{Username: "alice", Password: "pw"})
 	require.NoError(t, javaWrite(ctx, alice, key, channel, flowrig.Doc("a", 1)))
 
-	src := redis.New(newClient(t, srv, &goredis.Options{Username: "alice", Password: "pw"}), key, channel,
-		redis.WithHealthCheckInterval(testHealth))
-	f := flowrig.Start(t, src, datasource.WithReconcileInterval(time.Hour))
+	src, f := pushOnly(t, newClient(t, srv, &goredis.Options{Username: "alice", Password: "pw"}), key, channel)
 	assert.Equal(t, 1.0, f.Count("a"))
 	f.WaitWatching(t)
-
-	// Pushed by another client.
-	require.NoError(t, javaWrite(ctx, alice, key, channel, flowrig.Doc("a", 2)))
-	f.WaitCount(t, "a", 2)
-
-	// Written back through the Sink.
-	w := datasource.NewWritable(src, converter.FlowRules(), datasource.WaitApplied(f.DS, 10*time.Second))
-	_, rev, err := w.Read(ctx)
-	require.NoError(t, err)
-	require.NoError(t, w.Write(ctx, []flow.Rule{{Resource: "a", Count: 3}}, rev))
-	assert.Equal(t, 3.0, f.Count("a"))
+	pushedAndWrittenBack(t, ctx, alice, key, channel, src, f)
 
 	// A wrong password: nothing can be read, Start says why.
 	wrong := redis.New(newClient(t, srv, &goredis.Options{Username: "alice", Password: "nope"}), key, channel)
 	ds := datasource.NewReadable(wrong, converter.FlowRules())
 	t.Cleanup(func() { _ = ds.Close() })
-	err = ds.Start(ctx)
+	err := ds.Start(ctx)
 	require.Error(t, err)
 	assert.Contains(t, strings.ToUpper(err.Error()), "WRONGPASS")
 
@@ -210,14 +213,7 @@ func TestTLS(t *testing.T) {
 
 	src, f := pushOnly(t, newClient(t, srv, nil), key, channel)
 	assert.Equal(t, 1.0, f.Count("a"))
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 2)))
-	f.WaitCount(t, "a", 2)
-
-	w := datasource.NewWritable(src, converter.FlowRules(), datasource.WaitApplied(f.DS, 10*time.Second))
-	_, rev, err := w.Read(ctx)
-	require.NoError(t, err)
-	require.NoError(t, w.Write(ctx, []flow.Rule{{Resource: "a", Count: 3}}, rev))
-	assert.Equal(t, 3.0, f.Count("a"))
+	pushedAndWrittenBack(t, ctx, writer, key, channel, src, f)
 
 	// Without TLS the server refuses the client: an error, no rules.
 	plainOpt := &goredis.Options{Addr: srv.Addr(), DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1}
