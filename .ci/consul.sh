@@ -9,46 +9,19 @@
 #      Skipped with CONSUL_SKIP_IMAGE=1 or when Docker is not available.
 #
 # Idempotent: an existing binary or image is kept (delete it to rebuild). Prints how long it took.
+# The steps are .ci/lib.sh's build_server, which .ci/polaris.sh shares.
 set -euo pipefail
+# shellcheck source=.ci/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 version=v1.14.11
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bin="${BULWARK_CONSUL_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/bulwark/consul-$version}"
+bin="${BULWARK_CONSUL_BIN:-$cache/consul-$version}"
 image="${BULWARK_CONSUL_IMAGE:-bulwark-consul:$version}"
-base="${BULWARK_IT_IMAGE_BASE:-bulwark-it:bookworm}"
-start=$(date +%s)
-say() { echo "consul.sh: $* ($(( $(date +%s) - start ))s)"; }
 
-if [ -x "$bin" ]; then
-	say "binary $bin already exists"
-else
-	say "building $bin"
-	mkdir -p "$(dirname "$bin")"
-	"$repo/internal/integration/tools/consul/build.sh" "$bin"
-	say "built $bin ($(stat -c %s "$bin") bytes)"
-fi
-
-if [ "${CONSUL_SKIP_IMAGE:-0}" = 1 ]; then
-	say "image skipped (CONSUL_SKIP_IMAGE=1)"
-	exit 0
-fi
-if ! command -v docker >/dev/null || ! docker info >/dev/null 2>&1; then
-	say "no Docker daemon: image $image not built"
-	exit 0
-fi
-if docker image inspect "$image" >/dev/null 2>&1; then
-	say "image $image already exists"
-	exit 0
-fi
-if ! docker image inspect "$base" >/dev/null 2>&1; then
-	echo "consul.sh: base image $base missing (run .ci/image.sh first)" >&2
-	exit 1
-fi
-
-ctx=$(mktemp -d)
-trap 'rm -rf "$ctx"' EXIT
-cp "$bin" "$ctx/consul"
-cat >"$ctx/Dockerfile" <<DOCKERFILE
+# fill writes the image's build context into the folder $1.
+fill() {
+	cp "$bin" "$1/consul"
+	cat >"$1/Dockerfile" <<DOCKERFILE
 FROM $base
 LABEL org.bulwark-go.consul-server="$version"
 COPY consul /usr/local/bin/consul
@@ -56,5 +29,6 @@ WORKDIR /tmp
 EXPOSE 8500
 CMD ["/usr/local/bin/consul", "agent", "-dev", "-client", "0.0.0.0"]
 DOCKERFILE
-docker build -q -t "$image" "$ctx" >/dev/null
-say "built image $image"
+}
+
+build_server consul "$bin" "$image" CONSUL_SKIP_IMAGE fill

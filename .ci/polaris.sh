@@ -4,7 +4,7 @@
 #
 #   1. the binary, from the tools module internal/integration/tools/polaris (Go module proxy only) by its
 #      build.sh, which fixes Polaris' compare-and-set publish at build time, into
-#      ${BULWARK_POLARIS_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/bulwark/polaris-server-v1.18.1}
+#      ${BULWARK_POLARIS_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/bulwark/polaris-server-v1.18.1-casfix}
 #      (the path the integration harness looks at in local mode); about 5 min cold on 2 cores;
 #   2. the image bulwark-nacos:polaris-v1.18.1-casfix (also BULWARK_POLARIS_IMAGE): FROM bulwark-it:bookworm
 #      (made by .ci/image.sh) with the binary and internal/integration/testdata/nacos/polaris-server.yaml;
@@ -12,47 +12,20 @@
 #      Skipped with POLARIS_SKIP_IMAGE=1 or when Docker is not available.
 #
 # Idempotent: an existing binary or image is kept (delete it to rebuild). Prints how long it took.
+# The steps are .ci/lib.sh's build_server, which .ci/consul.sh shares.
 set -euo pipefail
+# shellcheck source=.ci/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 version=v1.18.1
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bin="${BULWARK_POLARIS_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/bulwark/polaris-server-$version-casfix}"
+bin="${BULWARK_POLARIS_BIN:-$cache/polaris-server-$version-casfix}"
 image="${BULWARK_POLARIS_IMAGE:-bulwark-nacos:polaris-$version-casfix}"
-base="${BULWARK_IT_IMAGE_BASE:-bulwark-it:bookworm}"
-start=$(date +%s)
-say() { echo "polaris.sh: $* ($(( $(date +%s) - start ))s)"; }
 
-if [ -x "$bin" ]; then
-	say "binary $bin already exists"
-else
-	say "building $bin"
-	mkdir -p "$(dirname "$bin")"
-	"$repo/internal/integration/tools/polaris/build.sh" "$bin"
-	say "built $bin ($(stat -c %s "$bin") bytes)"
-fi
-
-if [ "${POLARIS_SKIP_IMAGE:-0}" = 1 ]; then
-	say "image skipped (POLARIS_SKIP_IMAGE=1)"
-	exit 0
-fi
-if ! command -v docker >/dev/null || ! docker info >/dev/null 2>&1; then
-	say "no Docker daemon: image $image not built"
-	exit 0
-fi
-if docker image inspect "$image" >/dev/null 2>&1; then
-	say "image $image already exists"
-	exit 0
-fi
-if ! docker image inspect "$base" >/dev/null 2>&1; then
-	echo "polaris.sh: base image $base missing (run .ci/image.sh first)" >&2
-	exit 1
-fi
-
-ctx=$(mktemp -d)
-trap 'rm -rf "$ctx"' EXIT
-cp "$bin" "$ctx/polaris-server"
-cp "$repo/internal/integration/testdata/nacos/polaris-server.yaml" "$ctx/polaris-server.yaml"
-cat >"$ctx/Dockerfile" <<DOCKERFILE
+# fill writes the image's build context into the folder $1.
+fill() {
+	cp "$bin" "$1/polaris-server"
+	cp "$repo/internal/integration/testdata/nacos/polaris-server.yaml" "$1/polaris-server.yaml"
+	cat >"$1/Dockerfile" <<DOCKERFILE
 FROM $base
 LABEL org.bulwark-go.nacos-server="polaris-$version"
 COPY polaris-server /usr/local/bin/polaris-server
@@ -63,5 +36,6 @@ WORKDIR /var/lib/polaris
 EXPOSE 8848 9848
 CMD ["/usr/local/bin/polaris-server", "start", "-c", "/etc/polaris/polaris-server.yaml"]
 DOCKERFILE
-docker build -q -t "$image" "$ctx" >/dev/null
-say "built image $image"
+}
+
+build_server polaris "$bin" "$image" POLARIS_SKIP_IMAGE fill

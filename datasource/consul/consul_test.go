@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/consul"
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
+	"github.com/bulwark-go/bulwark/datasource/internal/kvcheck"
 	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
@@ -72,49 +72,18 @@ func TestReadWrite(t *testing.T) {
 	src := consul.New(cli, "bulwark-test/rw")
 	assert.Equal(t, "consul://"+srv.Addr()+"//bulwark-test/rw", src.String())
 
-	snap, err := src.Read(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, datasource.Snapshot{Missing: true}, snap)
-
-	created, err := src.Write(ctx, []byte(`["a"]`), "")
-	require.NoError(t, err)
-	pair, _, err := cli.KV().Get("bulwark-test/rw", nil)
-	require.NoError(t, err)
-	require.NotNil(t, pair)
-	assert.Equal(t, revision(pair.ModifyIndex), created.Revision, "the revision is the key's ModifyIndex")
-	assert.Equal(t, `["a"]`, string(created.Data))
-
-	snap, err = src.Read(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, created, snap, "Write returns what Read now returns")
-
-	_, err = src.Write(ctx, []byte(`["b"]`), "")
-	require.ErrorIs(t, err, datasource.ErrConflict, "create over an existing key")
-	assert.ErrorContains(t, err, "key is at revision "+created.Revision+", expected absent")
-	_, err = src.Write(ctx, []byte(`["b"]`), "1")
-	require.ErrorIs(t, err, datasource.ErrConflict)
-	assert.ErrorContains(t, err, "expected at revision 1")
-	_, err = src.Write(ctx, []byte(`["b"]`), "not-a-revision")
-	require.ErrorIs(t, err, datasource.ErrConflict)
-
-	next, err := src.Write(ctx, []byte(`["b"]`), created.Revision)
-	require.NoError(t, err)
-	assert.NotEqual(t, created.Revision, next.Revision)
-
-	require.ErrorIs(t, src.Delete(ctx, created.Revision), datasource.ErrConflict, "delete at a stale revision")
-	_, err = cli.KV().Delete("bulwark-test/rw", nil)
-	require.NoError(t, err)
-	_, err = src.Write(ctx, []byte(`["c"]`), next.Revision)
-	require.ErrorIs(t, err, datasource.ErrConflict, "update of a deleted key")
-	assert.ErrorContains(t, err, "key is absent")
-	require.NoError(t, src.Delete(ctx, next.Revision), "deleting an absent key is not an error")
-
-	require.NoError(t, src.Close())
-	_, err = src.Read(ctx)
-	require.ErrorIs(t, err, datasource.ErrClosed)
-	_, err = src.Write(ctx, nil, "")
-	require.ErrorIs(t, err, datasource.ErrClosed)
-	require.ErrorIs(t, src.Watch(ctx, datasource.Snapshot{}, func(datasource.Snapshot) {}), datasource.ErrClosed)
+	kvcheck.ReadWrite(t, ctx, src, kvcheck.Key{
+		Revision: func(context.Context) string {
+			pair, _, err := cli.KV().Get("bulwark-test/rw", nil)
+			require.NoError(t, err)
+			require.NotNil(t, pair)
+			return revision(pair.ModifyIndex) // the key's ModifyIndex
+		},
+		Delete: func(context.Context) error {
+			_, err := cli.KV().Delete("bulwark-test/rw", nil)
+			return err
+		},
+	})
 }
 
 // String names the client's datacenter and namespace, never its token.

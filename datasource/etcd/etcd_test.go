@@ -20,6 +20,7 @@ import (
 	"github.com/bulwark-go/bulwark/datasource/datasourcetest"
 	"github.com/bulwark-go/bulwark/datasource/etcd"
 	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
+	"github.com/bulwark-go/bulwark/datasource/internal/kvcheck"
 	sizelimit "github.com/bulwark-go/bulwark/datasource/internal/limit"
 	"github.com/bulwark-go/bulwark/internal/integration"
 )
@@ -85,48 +86,19 @@ func TestReadWrite(t *testing.T) {
 	src := etcd.New(cli, "/bulwark-test/rw")
 	assert.Equal(t, "etcd://"+srv.Addr()+"//bulwark-test/rw", src.String())
 
-	snap, err := src.Read(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, datasource.Snapshot{Missing: true}, snap)
-
-	created, err := src.Write(ctx, []byte(`["a"]`), "")
-	require.NoError(t, err)
-	resp, err := cli.Get(ctx, "/bulwark-test/rw")
-	require.NoError(t, err)
-	require.Len(t, resp.Kvs, 1)
-	assert.Equal(t, fmt.Sprint(resp.Kvs[0].ModRevision), created.Revision, "the revision is the key's mod revision")
-	assert.Equal(t, `["a"]`, string(created.Data))
-
-	snap, err = src.Read(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, created, snap, "Write returns what Read now returns")
-
-	_, err = src.Write(ctx, []byte(`["b"]`), "")
-	require.ErrorIs(t, err, datasource.ErrConflict, "create over an existing key")
-	assert.ErrorContains(t, err, "key is at revision "+created.Revision+", expected absent")
-	_, err = src.Write(ctx, []byte(`["b"]`), "1")
-	require.ErrorIs(t, err, datasource.ErrConflict)
-	assert.ErrorContains(t, err, "expected at revision 1")
-	_, err = src.Write(ctx, []byte(`["b"]`), "not-a-revision")
-	require.ErrorIs(t, err, datasource.ErrConflict)
-
-	next, err := src.Write(ctx, []byte(`["b"]`), created.Revision)
-	require.NoError(t, err)
-	assert.NotEqual(t, created.Revision, next.Revision)
-
-	_, err = cli.Delete(ctx, "/bulwark-test/rw")
-	require.NoError(t, err)
-	_, err = src.Write(ctx, []byte(`["c"]`), next.Revision)
-	require.ErrorIs(t, err, datasource.ErrConflict, "update of a deleted key")
-	assert.ErrorContains(t, err, "key is absent")
-
-	require.NoError(t, src.Close())
-	_, err = src.Read(ctx)
-	require.ErrorIs(t, err, datasource.ErrClosed)
-	_, err = src.Write(ctx, nil, "")
-	require.ErrorIs(t, err, datasource.ErrClosed)
-	require.ErrorIs(t, src.Watch(ctx, datasource.Snapshot{}, func(datasource.Snapshot) {}), datasource.ErrClosed)
-	_, err = cli.Get(ctx, "/bulwark-test/rw")
+	kvcheck.ReadWrite(t, ctx, src, kvcheck.Key{
+		Revision: func(ctx context.Context) string {
+			resp, err := cli.Get(ctx, "/bulwark-test/rw")
+			require.NoError(t, err)
+			require.Len(t, resp.Kvs, 1)
+			return fmt.Sprint(resp.Kvs[0].ModRevision) // the key's mod revision
+		},
+		Delete: func(ctx context.Context) error {
+			_, err := cli.Delete(ctx, "/bulwark-test/rw")
+			return err
+		},
+	})
+	_, err := cli.Get(ctx, "/bulwark-test/rw")
 	require.NoError(t, err, "Close leaves the client open")
 }
 

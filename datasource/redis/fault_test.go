@@ -11,8 +11,6 @@ import (
 
 	"github.com/bulwark-go/bulwark/datasource"
 	"github.com/bulwark-go/bulwark/datasource/internal/flowrig"
-	"github.com/bulwark-go/bulwark/datasource/redis"
-	"github.com/bulwark-go/bulwark/internal/integration"
 )
 
 // The server is killed and started again while the datasource runs; a
@@ -21,13 +19,8 @@ import (
 // after the broken watch and the new subscription can deliver.
 func TestServerKilledAndRestarted(t *testing.T) {
 	t.Parallel()
-	srv := integration.StartRedis(t)
-	ctx := testCtx(t, 90*time.Second)
-	key, channel := keyFor(t)
-	writer := newClient(t, srv, nil)
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 1)))
-	src := redis.New(newClient(t, srv, nil), key, channel, redis.WithHealthCheckInterval(testHealth))
-	f := flowrig.Start(t, src, datasource.WithReconcileInterval(time.Hour))
+	srv, ctx, key, channel, writer := startKey(t, 90*time.Second, flowrig.Doc("a", 1))
+	_, f := pushOnly(t, newClient(t, srv, nil), key, channel)
 	f.WaitWatching(t)
 
 	require.NoError(t, srv.Stop(ctx))
@@ -52,13 +45,8 @@ func TestServerKilledAndRestarted(t *testing.T) {
 // resumes, and the datasource converges to it: nothing is lost.
 func TestServerPaused(t *testing.T) {
 	t.Parallel()
-	srv := integration.StartRedis(t)
-	ctx := testCtx(t, 90*time.Second)
-	key, channel := keyFor(t)
-	writer := newClient(t, srv, nil)
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 1)))
-	src := redis.New(newClient(t, srv, nil), key, channel, redis.WithHealthCheckInterval(testHealth))
-	f := flowrig.Start(t, src, datasource.WithReconcileInterval(time.Hour))
+	srv, ctx, key, channel, writer := startKey(t, 90*time.Second, flowrig.Doc("a", 1))
+	_, f := pushOnly(t, newClient(t, srv, nil), key, channel)
 	f.WaitWatching(t)
 
 	// A patient writer whose command waits in the socket until the resume.
@@ -102,15 +90,10 @@ func TestServerPaused(t *testing.T) {
 // applies it. Reconciling is an hour away.
 func TestDocumentWrittenWhileSubscriberAway(t *testing.T) {
 	t.Parallel()
-	srv := integration.StartRedis(t)
-	ctx := testCtx(t, 60*time.Second)
-	key, channel := keyFor(t)
-	admin := newClient(t, srv, nil)
+	srv, ctx, key, channel, admin := startKey(t, 60*time.Second, flowrig.Doc("a", 1))
 	require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", "subscriber", "on", ">pw", "~*", "&*", "+@all").Err())
-	require.NoError(t, javaWrite(ctx, admin, key, channel, flowrig.Doc("a", 1)))
 	cli := newClient(t, srv, &goredis.Options{Username: "subscriber", Password: "pw"})
-	f := flowrig.Start(t, redis.New(cli, key, channel, redis.WithHealthCheckInterval(testHealth)),
-		datasource.WithReconcileInterval(time.Hour))
+	_, f := pushOnly(t, cli, key, channel)
 	numsub := func() int64 { return admin.PubSubNumSub(ctx, channel).Val()[channel] }
 	require.Eventually(t, func() bool { return numsub() == 1 }, 5*time.Second, 5*time.Millisecond)
 
@@ -134,13 +117,8 @@ func TestDocumentWrittenWhileSubscriberAway(t *testing.T) {
 // many times, while writes go on: the rules always converge.
 func TestSubscriberConnectionKilled(t *testing.T) {
 	t.Parallel()
-	srv := integration.StartRedis(t)
-	ctx := testCtx(t, 60*time.Second)
-	key, channel := keyFor(t)
-	admin := newClient(t, srv, nil)
-	require.NoError(t, javaWrite(ctx, admin, key, channel, flowrig.Doc("a", 0)))
-	f := flowrig.Start(t, redis.New(newClient(t, srv, nil), key, channel, redis.WithHealthCheckInterval(testHealth)),
-		datasource.WithReconcileInterval(time.Hour))
+	srv, ctx, key, channel, admin := startKey(t, 60*time.Second, flowrig.Doc("a", 0))
+	_, f := pushOnly(t, newClient(t, srv, nil), key, channel)
 	for i := 1; i <= 10; i++ {
 		require.NoError(t, admin.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err())
 		require.NoError(t, javaWrite(ctx, admin, key, channel, flowrig.Doc("a", i)))

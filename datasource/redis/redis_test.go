@@ -72,6 +72,31 @@ func javaWrite(ctx context.Context, c goredis.UniversalClient, key, channel, doc
 	return c.Publish(ctx, channel, doc).Err()
 }
 
+// startKey starts a server of t's own (with opts) and returns it, a
+// context that ends after d, a fresh key and its channel, and a client
+// that writes as another service would; a first document, unless "", is
+// written (javaWrite) before it returns.
+func startKey(t *testing.T, d time.Duration, first string, opts ...integration.Option) (srv *integration.Server, ctx context.Context, key, channel string, writer *goredis.Client) {
+	t.Helper()
+	srv = integration.StartRedis(t, opts...)
+	ctx = testCtx(t, d)
+	key, channel = keyFor(t)
+	writer = newClient(t, srv, nil)
+	if first != "" {
+		require.NoError(t, javaWrite(ctx, writer, key, channel, first))
+	}
+	return srv, ctx, key, channel, writer
+}
+
+// pushOnly follows key through a Source of cli with the tests' health
+// check, reconciling an hour away: only pushes, and the resync after a
+// broken subscription, deliver.
+func pushOnly(t *testing.T, cli *goredis.Client, key, channel string) (*redis.Source, *flowrig.Rig) {
+	t.Helper()
+	src := redis.New(cli, key, channel, redis.WithHealthCheckInterval(testHealth))
+	return src, flowrig.Start(t, src, datasource.WithReconcileInterval(time.Hour))
+}
+
 // ---- conformance ----
 
 // TestConformance runs the datasource conformance suite. Every Backend
@@ -132,6 +157,21 @@ func cutUser(t *testing.T, admin, cli *goredis.Client, user string) {
 
 // ---- security: ACL users and TLS against the real server ----
 
+// pushedAndWrittenBack checks that f, following key through src, applies
+// a document that writer pushes (a: 2), then one written back through src
+// as a Sink (a: 3).
+func pushedAndWrittenBack(t *testing.T, ctx context.Context, writer *goredis.Client, key, channel string, src *redis.Source, f *flowrig.Rig) {
+	t.Helper()
+	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 2)))
+	f.WaitCount(t, "a", 2)
+
+	w := datasource.NewWritable(src, converter.FlowRules(), datasource.WaitApplied(f.DS, 10*time.Second))
+	_, rev, err := w.Read(ctx)
+	require.NoError(t, err)
+	require.NoError(t, w.Write(ctx, []flow.Rule{{Resource: "a", Count: 3}}, rev))
+	assert.Equal(t, 3.0, f.Count("a"))
+}
+
 func TestACLUser(t *testing.T) {
 	srv := integration.StartRedis(t, integration.WithRedisArgs(
 		"--user", "default", "off",
@@ -144,28 +184,16 @@ func TestACLUser(t *testing.T) {
 	alice := newClient(t, srv, &goredis.Options{Username: "alice", Password: "pw"})
 	require.NoError(t, javaWrite(ctx, alice, key, channel, flowrig.Doc("a", 1)))
 
-	src := redis.New(newClient(t, srv, &goredis.Options{Username: "alice", Password: "pw"}), key, channel,
-		redis.WithHealthCheckInterval(testHealth))
-	f := flowrig.Start(t, src, datasource.WithReconcileInterval(time.Hour))
+	src, f := pushOnly(t, newClient(t, srv, &goredis.Options{Username: "alice", Password: "pw"}), key, channel)
 	assert.Equal(t, 1.0, f.Count("a"))
 	f.WaitWatching(t)
-
-	// Pushed by another client.
-	require.NoError(t, javaWrite(ctx, alice, key, channel, flowrig.Doc("a", 2)))
-	f.WaitCount(t, "a", 2)
-
-	// Written back through the Sink.
-	w := datasource.NewWritable(src, converter.FlowRules(), datasource.WaitApplied(f.DS, 10*time.Second))
-	_, rev, err := w.Read(ctx)
-	require.NoError(t, err)
-	require.NoError(t, w.Write(ctx, []flow.Rule{{Resource: "a", Count: 3}}, rev))
-	assert.Equal(t, 3.0, f.Count("a"))
+	pushedAndWrittenBack(t, ctx, alice, key, channel, src, f)
 
 	// A wrong password: nothing can be read, Start says why.
 	wrong := redis.New(newClient(t, srv, &goredis.Options{Username: "alice", Password: "nope"}), key, channel)
 	ds := datasource.NewReadable(wrong, converter.FlowRules())
 	t.Cleanup(func() { _ = ds.Close() })
-	err = ds.Start(ctx)
+	err := ds.Start(ctx)
 	require.Error(t, err)
 	assert.Contains(t, strings.ToUpper(err.Error()), "WRONGPASS")
 
@@ -181,23 +209,11 @@ func TestACLUser(t *testing.T) {
 }
 
 func TestTLS(t *testing.T) {
-	srv := integration.StartRedis(t, integration.WithTLS(nil))
-	ctx := testCtx(t, 60*time.Second)
-	key, channel := keyFor(t)
-	writer := newClient(t, srv, nil)
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 1)))
+	srv, ctx, key, channel, writer := startKey(t, 60*time.Second, flowrig.Doc("a", 1), integration.WithTLS(nil))
 
-	src := redis.New(newClient(t, srv, nil), key, channel, redis.WithHealthCheckInterval(testHealth))
-	f := flowrig.Start(t, src, datasource.WithReconcileInterval(time.Hour))
+	src, f := pushOnly(t, newClient(t, srv, nil), key, channel)
 	assert.Equal(t, 1.0, f.Count("a"))
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 2)))
-	f.WaitCount(t, "a", 2)
-
-	w := datasource.NewWritable(src, converter.FlowRules(), datasource.WaitApplied(f.DS, 10*time.Second))
-	_, rev, err := w.Read(ctx)
-	require.NoError(t, err)
-	require.NoError(t, w.Write(ctx, []flow.Rule{{Resource: "a", Count: 3}}, rev))
-	assert.Equal(t, 3.0, f.Count("a"))
+	pushedAndWrittenBack(t, ctx, writer, key, channel, src, f)
 
 	// Without TLS the server refuses the client: an error, no rules.
 	plainOpt := &goredis.Options{Addr: srv.Addr(), DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1}
@@ -215,13 +231,9 @@ func TestTLS(t *testing.T) {
 // truth), and so does a publish that arrives before the reader could have
 // seen the SET of a pipelined writer.
 func TestJavaSentinelWriter(t *testing.T) {
-	srv := integration.StartRedis(t)
-	ctx := testCtx(t, 60*time.Second)
-	key, channel := keyFor(t)
-	writer := newClient(t, srv, nil)
+	srv, ctx, key, channel, writer := startKey(t, 60*time.Second, "")
 
-	src := redis.New(newClient(t, srv, nil), key, channel, redis.WithHealthCheckInterval(testHealth))
-	f := flowrig.Start(t, src, datasource.WithReconcileInterval(time.Hour))
+	src, f := pushOnly(t, newClient(t, srv, nil), key, channel)
 	assert.Equal(t, -1.0, f.Count("a"), "a missing key: no rules")
 	assert.True(t, f.DS.Status().Missing)
 	f.WaitWatching(t)
@@ -262,11 +274,7 @@ func TestJavaSentinelWriter(t *testing.T) {
 // ---- documents: deleted, invalid ----
 
 func TestDeletedKey(t *testing.T) {
-	srv := integration.StartRedis(t)
-	ctx := testCtx(t, 60*time.Second)
-	key, channel := keyFor(t)
-	writer := newClient(t, srv, nil)
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 4)))
+	srv, ctx, key, channel, writer := startKey(t, 60*time.Second, flowrig.Doc("a", 4))
 
 	cleared := flowrig.Start(t, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
 	kept := flowrig.Start(t, redis.New(newClient(t, srv, nil), key, channel),
@@ -292,11 +300,7 @@ func TestDeletedKey(t *testing.T) {
 }
 
 func TestInvalidDocumentKeepsLastGood(t *testing.T) {
-	srv := integration.StartRedis(t)
-	ctx := testCtx(t, 60*time.Second)
-	key, channel := keyFor(t)
-	writer := newClient(t, srv, nil)
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 10)))
+	srv, ctx, key, channel, writer := startKey(t, 60*time.Second, flowrig.Doc("a", 10))
 	f := flowrig.Start(t, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
 	good := f.DS.Status().Revision
 
@@ -326,11 +330,7 @@ func TestInvalidDocumentKeepsLastGood(t *testing.T) {
 // ---- several engines and writers on one key ----
 
 func TestTwoEnginesOneKey(t *testing.T) {
-	srv := integration.StartRedis(t)
-	ctx := testCtx(t, 60*time.Second)
-	key, channel := keyFor(t)
-	writer := newClient(t, srv, nil)
-	require.NoError(t, javaWrite(ctx, writer, key, channel, flowrig.Doc("a", 1)))
+	srv, ctx, key, channel, writer := startKey(t, 60*time.Second, flowrig.Doc("a", 1))
 	f1 := flowrig.Start(t, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
 	f2 := flowrig.Start(t, redis.New(newClient(t, srv, nil), key, channel), datasource.WithReconcileInterval(time.Hour))
 

@@ -7,9 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,57 +22,18 @@ import (
 // the rules file at path, until the test ends. It returns the output, the
 // service's base URL, and a function that waits until the output after
 // mark holds every want.
-func start(t *testing.T, path string) (out *exampletest.Buffer, base string, waitFor func(mark int, want ...string) int) {
+func start(t *testing.T, path string) (out *exampletest.Output, base string, waitFor func(mark int, want ...string) int) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(t.Context())
-	out = &exampletest.Buffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, out, lis, config{rules: path, statusEvery: 10 * time.Millisecond, log: slog.New(slog.DiscardHandler)})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-		t.Log(out.String())
+	o := exampletest.Start(t, t.Context(), 20*time.Second, func(ctx context.Context, out io.Writer) error {
+		return run(ctx, out, lis, config{rules: path, statusEvery: 10 * time.Millisecond, log: slog.New(slog.DiscardHandler)})
 	})
-	waitFor = func(mark int, want ...string) int {
-		t.Helper()
-		require.Eventually(t, func() bool {
-			s := out.String()[mark:]
-			for _, w := range want {
-				if !strings.Contains(s, w) {
-					return false
-				}
-			}
-			return true
-		}, 20*time.Second, 5*time.Millisecond, "waiting for %q (the output is logged below)", want)
-		return len(out.String())
-	}
-	waitFor(0, "listening on")
-	return out, "http://" + lis.Addr().String(), waitFor
-}
-
-// shipped copies the rules.json the example ships with to a temporary
-// file, and returns its path.
-func shipped(t *testing.T) string {
-	data, err := os.ReadFile("rules.json")
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "rules.json")
-	require.NoError(t, os.WriteFile(path, data, 0o600))
-	return path
-}
-
-// writeFile replaces path's content atomically, as editors save.
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	require.NoError(t, os.WriteFile(tmp, []byte(content), 0o644))
-	require.NoError(t, os.Rename(tmp, path))
+	o.WaitFor(0, "listening on")
+	return o, "http://" + lis.Addr().String(), o.WaitFor
 }
 
 func TestTheServiceEnforcesItsRulesFile(t *testing.T) {
-	out, base, _ := start(t, shipped(t))
+	out, base, _ := start(t, exampletest.Shipped(t))
 	get := func(path string, header ...string) (int, string) {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+path, nil)
 		require.NoError(t, err)
@@ -129,7 +87,7 @@ func TestTheServiceEnforcesItsRulesFile(t *testing.T) {
 // document (an invalid paramFlow rule, a truncated file) is printed with
 // its reason while the rules in force stay, as the quickstart prints it.
 func TestTheServicePrintsEveryKindAndEveryRejection(t *testing.T) {
-	path := shipped(t)
+	path := exampletest.Shipped(t)
 	out, _, waitFor := start(t, path)
 	mark := waitFor(0,
 		"flow rules changed: 1 in force\n  + GET /orders/{id}: count=20\n",
@@ -143,24 +101,24 @@ func TestTheServicePrintsEveryKindAndEveryRejection(t *testing.T) {
 	require.NoError(t, err)
 	bad := strings.Replace(string(good), `"paramIdx":0,"count":2`, `"paramIdx":0,"count":-5`, 1)
 	require.NotEqual(t, string(good), bad)
-	writeFile(t, path, bad)
+	exampletest.Save(t, path, bad)
 	mark = waitFor(mark, `paramFlow[0] "GET /orders/{id}": count: must be >= 0`, "document rejected: the 4 rules in force stay\n")
 
-	writeFile(t, path, string(good[:len(good)/2])) // truncated
+	exampletest.Save(t, path, string(good[:len(good)/2])) // truncated
 	mark = waitFor(mark, "error (2 failures)", "document rejected: the 4 rules in force stay\n")
 
-	writeFile(t, path, string(good))
+	exampletest.Save(t, path, string(good))
 	mark = waitFor(mark, "document valid again, rules unchanged (4 in force)\n")
 
 	// A change of a paramFlow rule prints old → new.
-	writeFile(t, path, strings.Replace(string(good), `"paramIdx":0,"count":2`, `"paramIdx":0,"count":3`, 1))
+	exampletest.Save(t, path, strings.Replace(string(good), `"paramIdx":0,"count":2`, `"paramIdx":0,"count":3`, 1))
 	waitFor(mark, "paramFlow rules changed: 1 in force\n  ~ GET /orders/{id}: count 2 → 3\n")
 }
 
 // The live page and /metrics are served beside the service, at the URLs
 // printed.
 func TestTheServiceServesTheLivePageAndMetrics(t *testing.T) {
-	out, base, _ := start(t, shipped(t))
+	out, base, _ := start(t, exampletest.Shipped(t))
 	assert.Contains(t, out.String(), "live page: "+base+"/debug/bulwark/\n")
 	assert.Contains(t, out.String(), "metrics: "+base+"/metrics\n")
 	fetch := func(url string) string {
@@ -184,29 +142,8 @@ func TestTheServiceServesTheLivePageAndMetrics(t *testing.T) {
 // repository root and from the example's folder follow the rules.json
 // beside the source.
 func TestGoRunFindsItsRules(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the program")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command:", err)
-	}
-	following := regexp.MustCompile(`(?m)^following (.+) \(edit it`)
-	for _, tc := range []struct{ dir, pkg string }{{".", "."}, {"../..", "./examples/http"}} {
-		t.Run(tc.pkg, func(t *testing.T) {
-			cmd := exec.Command(gobin, "run", tc.pkg, "-addr", "127.0.0.1:0", "-duration", "500ms")
-			cmd.Dir = tc.dir
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "%s", out)
-			m := following.FindSubmatch(out)
-			require.NotNil(t, m, "no 'following' line in:\n%s", out)
-			beside, err := os.Stat("rules.json")
-			require.NoError(t, err)
-			got, err := os.Stat(string(m[1]))
-			require.NoError(t, err)
-			assert.True(t, os.SameFile(beside, got), "follows %s", m[1])
-			assert.NotContains(t, string(out), "warning")
-			assert.Contains(t, string(out), "paramFlow rules changed: 1 in force")
-		})
-	}
+	exampletest.GoRun(t, "./examples/http", []string{"-addr", "127.0.0.1:0", "-duration", "500ms"}, func(t *testing.T, out string) {
+		assert.NotContains(t, out, "warning")
+		assert.Contains(t, out, "paramFlow rules changed: 1 in force")
+	})
 }

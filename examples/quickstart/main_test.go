@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,16 +19,6 @@ import (
 	"github.com/bulwark-go/bulwark/examples/internal/rulesfile"
 )
 
-// sameFile asserts that a and b are one file.
-func sameFile(t *testing.T, a, b string) {
-	t.Helper()
-	ai, err := os.Stat(a)
-	require.NoError(t, err)
-	bi, err := os.Stat(b)
-	require.NoError(t, err)
-	assert.True(t, os.SameFile(ai, bi), "%s and %s are different files", a, b)
-}
-
 func TestLocateFindsTheFileBesideTheSource(t *testing.T) {
 	// go test runs in the package's folder: rules.json here is the one
 	// beside the source.
@@ -42,7 +31,7 @@ func TestLocateFindsTheFileBesideTheSource(t *testing.T) {
 			path, copied, err := rulesfile.Locate(rulesfile.SourceDir(), tmp, "quickstart", defaultRules)
 			require.NoError(t, err)
 			assert.False(t, copied)
-			sameFile(t, beside, path)
+			exampletest.SameFile(t, beside, path)
 			assert.NoDirExists(t, filepath.Join(tmp, "bulwark-quickstart"), "no copy written")
 		})
 	}
@@ -79,86 +68,42 @@ func TestLocateCopiesTheBuiltInRulesWithoutTheSource(t *testing.T) {
 // TestGoRunFollowsTheFileBesideTheSource runs the README's commands: go
 // run from the repository root and from the example's folder.
 func TestGoRunFollowsTheFileBesideTheSource(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the program")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command:", err)
-	}
-	following := regexp.MustCompile(`(?m)^following (.+) \(edit it`)
-	for _, tc := range []struct{ dir, pkg string }{{".", "."}, {"../..", "./examples/quickstart"}} {
-		t.Run(tc.pkg, func(t *testing.T) {
-			cmd := exec.Command(gobin, "run", tc.pkg, "-duration", "100ms")
-			cmd.Dir = tc.dir
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "%s", out)
-			m := following.FindSubmatch(out)
-			require.NotNil(t, m, "no 'following' line in:\n%s", out)
-			sameFile(t, "rules.json", string(m[1]))
-			assert.NotContains(t, string(out), "copy of the built-in")
-		})
-	}
-}
-
-// writeFile replaces path's content atomically, as editors save.
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	require.NoError(t, os.WriteFile(tmp, []byte(content), 0o644))
-	require.NoError(t, os.Rename(tmp, path))
+	exampletest.GoRun(t, "./examples/quickstart", []string{"-duration", "100ms"}, func(t *testing.T, out string) {
+		assert.NotContains(t, out, "copy of the built-in")
+	})
 }
 
 // start runs the quickstart on path until the test ends, and returns a
 // function that waits until the output after mark contains every want.
-func start(t *testing.T, path string) (out *exampletest.Buffer, waitFor func(mark int, want ...string) int) {
+func start(t *testing.T, path string) (out *exampletest.Output, waitFor func(mark int, want ...string) int) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	out = &exampletest.Buffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, out, config{path: path, every: 200 * time.Millisecond, statusEvery: 10 * time.Millisecond, admin: "127.0.0.1:0"})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-		t.Log(out.String())
+	t.Cleanup(cancel)
+	out = exampletest.Start(t, ctx, 20*time.Second, func(ctx context.Context, out io.Writer) error {
+		return run(ctx, out, config{path: path, every: 200 * time.Millisecond, statusEvery: 10 * time.Millisecond, admin: "127.0.0.1:0"})
 	})
-	waitFor = func(mark int, want ...string) int {
-		t.Helper()
-		require.Eventually(t, func() bool {
-			s := out.String()[mark:]
-			for _, w := range want {
-				if !strings.Contains(s, w) {
-					return false
-				}
-			}
-			return true
-		}, 20*time.Second, 10*time.Millisecond, "waiting for %q (the output is logged below)", want)
-		return len(out.String())
-	}
-	return out, waitFor
+	return out, out.WaitFor
 }
 
 func TestQuickstartFollowsEditsAndSurvivesTypos(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rules.json")
-	writeFile(t, path, string(defaultRules))
+	exampletest.Save(t, path, string(defaultRules))
 	out, waitFor := start(t, path)
 	mark := waitFor(0, "following "+path, "+ GET /orders: count=20", "by flow rule QPS 20")
 	assert.NotContains(t, out.String(), "warning")
 
 	// A threshold change prints old → new and is applied.
 	edited := strings.Replace(string(defaultRules), `"count":20`, `"count":3`, 1)
-	writeFile(t, path, edited)
+	exampletest.Save(t, path, edited)
 	mark = waitFor(mark, "rules changed: 3 in force\n  ~ GET /orders: count 20 → 3\n")
 	mark = waitFor(mark, "by flow rule QPS 3")
 
 	// A typo is reported and the rules in force keep working.
-	writeFile(t, path, `[{"resource": "GET /orders", "count": 3,]`)
+	exampletest.Save(t, path, `[{"resource": "GET /orders", "count": 3,]`)
 	mark = waitFor(mark, "document rejected: the 3 rules in force stay")
 	mark = waitFor(mark, "by flow rule QPS 3", "GET /inventory")
 
 	// Fixed back to the rules in force: said so, nothing changes.
-	writeFile(t, path, edited)
+	exampletest.Save(t, path, edited)
 	mark = waitFor(mark, "document valid again, rules unchanged (3 in force)")
 	mark = waitFor(mark, "by flow rule QPS 3")
 
@@ -173,20 +118,20 @@ func TestQuickstartMissingFileIsLoud(t *testing.T) {
 	_, waitFor := start(t, path)
 	mark := waitFor(0, "warning: "+path+" does not exist: no rules in force")
 
-	writeFile(t, path, `[{"resource": "GET /orders", "count": 5}]`)
+	exampletest.Save(t, path, `[{"resource": "GET /orders", "count": 5}]`)
 	waitFor(mark, "rules changed: 1 in force\n  + GET /orders: count=5\n", "by flow rule QPS 5")
 }
 
 func TestQuickstartBrokenAtStartHasNoRules(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rules.json")
-	writeFile(t, path, `[{"resource": "GET /orders", "count": 5,]`)
+	exampletest.Save(t, path, `[{"resource": "GET /orders", "count": 5,]`)
 	out, waitFor := start(t, path)
 	mark := waitFor(0, "warning: no rules in force, every call passes until the file is fixed")
 
-	writeFile(t, path, `[{"resource": "GET /orders", "count": -5}]`) // another mistake
+	exampletest.Save(t, path, `[{"resource": "GET /orders", "count": -5}]`) // another mistake
 	mark = waitFor(mark, "document rejected: no rules in force")
 
-	writeFile(t, path, `[{"resource": "GET /orders", "count": 5}]`)
+	exampletest.Save(t, path, `[{"resource": "GET /orders", "count": 5}]`)
 	waitFor(mark, "+ GET /orders: count=5", "document valid again\n", "by flow rule QPS 5")
 	assert.NotContains(t, out.String(), "still in force")
 	assert.NotContains(t, out.String(), "rules in force stay")
@@ -196,7 +141,7 @@ func TestQuickstartBrokenAtStartHasNoRules(t *testing.T) {
 // finds the demo's traffic and rules behind it.
 func TestQuickstartServesTheLivePage(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rules.json")
-	writeFile(t, path, string(defaultRules))
+	exampletest.Save(t, path, string(defaultRules))
 	out, waitFor := start(t, path)
 	waitFor(0, "live page: http://127.0.0.1:")
 	m := regexp.MustCompile(`live page: (http://127\.0\.0\.1:\d+/debug/bulwark/)\n`).FindStringSubmatch(out.String())

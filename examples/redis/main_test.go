@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,45 +25,18 @@ func TestFollowsLiveChanges(t *testing.T) {
 	key := "bulwark:order-service:test:flow"
 	channel := key + ":changed"
 
-	var out exampletest.Buffer
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- run(runCtx, &out, config{addr: srv.Addr(), key: key, channel: channel,
+	out := exampletest.Start(t, ctx, 10*time.Second, func(ctx context.Context, out io.Writer) error {
+		return run(ctx, out, config{addr: srv.Addr(), key: key, channel: channel,
 			timeout: 3 * time.Second, statusEvery: 10 * time.Millisecond})
-	}()
-	defer func() {
-		stop()
-		require.NoError(t, <-done)
-		t.Log(out.String())
-	}()
-	waitOut := func(want string) {
-		t.Helper()
-		require.Eventually(t, func() bool { return strings.Contains(out.String(), want) }, 10*time.Second, 5*time.Millisecond,
-			"output to contain %q (the output is logged below)", want)
-	}
-	waitOut("warning: key " + key + " does not exist: no rules in force")
-	waitOut("status: document missing, watching")
-
-	set := func(doc string) {
+	})
+	exampletest.FollowsLiveChanges(t, out, key, func(doc string) {
 		t.Helper()
 		require.NoError(t, cli.Set(ctx, key, doc, 0).Err())
 		require.NoError(t, cli.Publish(ctx, channel, "changed").Err())
-	}
-	set(`[{"resource":"GET /orders","count":20}]`)
-	waitOut("+ GET /orders: count=20")
-
-	set(`[{"resource":"GET /orders","count":5}]`)
-	waitOut("~ GET /orders: count 20 → 5")
-
-	set(`[{"resource":"GET /orders","count":-5}]`)
-	waitOut("error (1 failure): ")
-	waitOut("count: must be >= 0")
-	waitOut("document rejected: the 1 rule in force stays")
-
-	require.NoError(t, cli.Del(ctx, key).Err())
-	require.NoError(t, cli.Publish(ctx, channel, "changed").Err())
-	waitOut("warning: the document was deleted: no rules in force")
+	}, func() {
+		require.NoError(t, cli.Del(ctx, key).Err())
+		require.NoError(t, cli.Publish(ctx, channel, "changed").Err())
+	})
 }
 
 func TestClientLogsGoThroughSlogAtDebug(t *testing.T) {
@@ -80,13 +53,8 @@ func TestClientLogsGoThroughSlogAtDebug(t *testing.T) {
 }
 
 func TestNoServerFailsFast(t *testing.T) {
-	// A server that accepts and never answers, and a port nobody listens on.
-	for _, addr := range []string{exampletest.Unresponsive(t), exampletest.Refused(t)} {
-		start := time.Now()
-		err := run(context.Background(), &exampletest.Buffer{}, config{addr: addr, key: "k", channel: "c",
+	exampletest.FailsFast(t, func(addr string) error {
+		return run(context.Background(), &exampletest.Buffer{}, config{addr: addr, key: "k", channel: "c",
 			timeout: time.Second, statusEvery: time.Second})
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "no Redis answers at "+addr)
-		assert.Less(t, time.Since(start), 5*time.Second)
-	}
+	}, func(addr string) string { return "no Redis answers at " + addr })
 }

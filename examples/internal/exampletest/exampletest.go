@@ -1,6 +1,3 @@
-// Package exampletest holds what the examples' tests share: a buffer a
-// test reads while the example writes to it, and addresses of servers that
-// never answer or refuse connections.
 package exampletest
 
 import (
@@ -8,6 +5,10 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Buffer is an io.Writer that a test reads (String) while a running
@@ -74,4 +75,20 @@ func Refused(t testing.TB) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// FailsFast calls connect with the address of a server that accepts
+// connections and never answers (Unresponsive), then with one where
+// nothing listens (Refused): each call must return, within 5 s, an error
+// that contains says(addr).
+func FailsFast(t *testing.T, connect func(addr string) error, says func(addr string) string) {
+	t.Helper()
+	for _, addr := range []string{Unresponsive(t), Refused(t)} {
+		start := time.Now()
+		err := connect(addr)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), says(addr))
+		assert.Less(t, time.Since(start), 5*time.Second)
+		t.Log(err)
+	}
 }
