@@ -150,3 +150,33 @@ func BenchmarkEnterExitSystem(b *testing.B) { systemBench(b, constCollector{}) }
 // BenchmarkEnterExitSystemProc: the same with the Linux collector reading
 // /proc every second.
 func BenchmarkEnterExitSystemProc(b *testing.B) { systemBench(b, nil) }
+
+// BenchmarkEnterExitPassThreads: one thread-grade flow rule that always
+// passes (each check reads the resource's concurrency).
+func BenchmarkEnterExitPassThreads(b *testing.B) {
+	e := core.NewEngine()
+	b.Cleanup(func() { _ = e.Close() })
+	if err := e.Flow().Load([]flow.Rule{{Resource: "r", Grade: flow.GradeThread, Count: 1 << 30}}); err != nil {
+		b.Fatal(err)
+	}
+	enterExit(b, e, "r")
+}
+
+// BenchmarkEnterExitPassThreadsParallel: the same on every core.
+func BenchmarkEnterExitPassThreadsParallel(b *testing.B) {
+	e := core.NewEngine()
+	b.Cleanup(func() { _ = e.Close() })
+	if err := e.Flow().Load([]flow.Rule{{Resource: "r", Grade: flow.GradeThread, Count: 1 << 30}}); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			en, err := e.Enter(ctx, "r")
+			if err != nil {
+				b.Fatal(err)
+			}
+			en.Exit()
+		}
+	})
+}

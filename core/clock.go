@@ -86,8 +86,9 @@ func (e *Engine) stopCoarse() {
 }
 
 // now returns the engine's time: nanoseconds since its creation, from the
-// coarse clock while it runs. It reads the clock as read does, in its own
-// body: Enter and Exit call it, and a call more would cost them.
+// coarse clock while it runs. It is small enough to be inlined into Enter
+// and Exit, with the runtime's clock read in its body; other clocks are a
+// call more.
 func (e *Engine) now() mono.Time {
 	if c := e.coarse.Load(); c != nil {
 		return mono.Time(c.t.Load())
@@ -95,10 +96,7 @@ func (e *Engine) now() mono.Time {
 	if e.runtimeClock {
 		return mono.Time(nanotime() - e.runtimeEpoch)
 	}
-	if e.clock == nil {
-		return mono.Time(time.Since(e.epoch))
-	}
-	return mono.Time(e.clock.Now().Sub(e.epoch))
+	return e.read()
 }
 
 // read reads the engine's clock, whether or not the coarse clock runs.

@@ -28,12 +28,11 @@ func (b *Bucket) Add(o Bucket) {
 
 // read sums every counter of bucket i over its stripes.
 func (w *Window) read(i int) Bucket {
-	b := Bucket{Pass: w.bucketSum(i, Pass), MinRT: math.MaxInt64}
+	b := Bucket{Pass: w.bucketSum(i, Pass), Success: w.bucketSum(i, Success), MinRT: math.MaxInt64}
 	lines := w.bucketLines(i)
 	for k := range lines {
 		l := &lines[k]
 		b.Block += l[Block].Load()
-		b.Success += l[Success].Load()
 		b.Exception += l[Exception].Load()
 		b.RT += l[RT].Load()
 		b.MinRT = min(b.MinRT, l[slotMinRT].Load())

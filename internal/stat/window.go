@@ -88,19 +88,21 @@ const (
 //
 // # Passes of a striped window
 //
-// A window of more than one stripe keeps its passes apart from the other
-// counters, so that checking a limit ([Window.PassFits]) reads only lines
-// that passes write: entries that are blocked or complete write elsewhere.
-// Each stripe counts its passes and publishes them to a per-bucket total in
-// steps of at least a quantum (64 × stripes): the published total is read
-// by every check and written once per quantum passes of a stripe. A check
-// then knows, from its own stripe and the published total alone, an upper
-// bound of the bucket's passes: published + its own unpublished passes +
-// (stripes−1) × (quantum−1) for what the other stripes have not published
-// yet. While that bound is within the limit the check passes without
-// reading another core's line; near the limit it sums the stripes. When a
-// bucket begins, the buckets before it are published in full, so the
-// previous buckets of the interval are read as one published total each.
+// A window of more than one stripe keeps its passes and completions apart
+// from the other counters, a line per stripe, so that checking a limit
+// ([Window.PassFits]) or the concurrency reads only lines that entries
+// write as they pass and complete: blocks, response times and failures go
+// elsewhere. Each stripe counts its passes and publishes them to a
+// per-bucket total in steps of at least a quantum (64 × stripes): the
+// published total is read by every check and written once per quantum
+// passes of a stripe. A check then knows, from its own stripe and the
+// published total alone, an upper bound of the bucket's passes: published
+// + its own unpublished passes + (stripes−1) × (quantum−1) for what the
+// other stripes have not published yet. While that bound is within the
+// limit the check passes without reading another core's line; near the
+// limit it sums the stripes. When a bucket begins, the buckets before it
+// are published in full, so the previous buckets of the interval are read
+// as one published total each.
 //
 // The answer of PassFits is therefore exact for passes that were recorded
 // before the check began; what it cannot see is passes whose entries are
@@ -139,8 +141,8 @@ type windowFields struct {
 	stripes int
 	mask    int64 // len(starts)-1 when that is a power of two, else -1
 
-	// split holds the passes of a striped window, nil with one stripe
-	// (passes are then the Pass slot of lines).
+	// split holds the passes and completions of a striped window, nil
+	// with one stripe (they are then the Pass and Success slots of lines).
 	split *split
 
 	// borrowed holds counts that prioritized entries reserved in a future
@@ -154,9 +156,13 @@ type windowFields struct {
 	carry, resetting, resets atomic.Int64
 }
 
-// split holds a striped window's passes: stripe s keeps, for bucket i,
-// its pass count at s*passStride+2i and how much of it is published at
-// s*passStride+2i+1.
+// split holds a striped window's passes and completions: stripe s keeps,
+// for bucket i of n, its pass count at s*passStride+2i, how much of it is
+// published at s*passStride+2i+1, and its completions at
+// s*passStride+2n+i. A stripe's are one line for the default two buckets,
+// written by the entries of one core: the concurrency (see [Window.gauge])
+// reads one line per other core that its entries keep writing, and a check
+// near the limit reads the same.
 type split struct {
 	splitFields
 	// Every check reads the fields: a line of their own.
@@ -213,7 +219,7 @@ func NewWindow(sampleCount int, intervalMs int64, stripes int) *Window {
 		w.lines[i][slotMinRT].Store(math.MaxInt64)
 	}
 	if s > 1 {
-		stride, quantum := roundLine(2*sampleCount), 64*int64(s)
+		stride, quantum := roundLine(3*sampleCount), 64*int64(s)
 		w.split = &split{splitFields: splitFields{
 			passes:     make([]atomic.Int64, s*stride),
 			passStride: stride,
@@ -336,6 +342,7 @@ func (w *Window) reset(i int, start int64) {
 		k := s*w.split.passStride + 2*i
 		carry += w.split.passes[k].Swap(0)
 		w.split.passes[k+1].Store(0)
+		carry -= w.completions(i, s).Swap(0)
 	}
 	w.carry.Add(carry)
 	// The borrowed passes are stripe 0's, published at once.
@@ -396,6 +403,14 @@ func (w *Window) publish(i int, c, p *atomic.Int64, v, quantum int64) {
 	}
 }
 
+// completions returns stripe s's count of completions in bucket i.
+func (w *Window) completions(i, s int) *atomic.Int64 {
+	if w.split == nil {
+		return &w.lines[i*w.stripes+s][Success]
+	}
+	return &w.split.passes[s*w.split.passStride+2*len(w.starts)+i]
+}
+
 // stripe returns p's stripe.
 func (w *Window) stripe(p Proc) int { return stripeOf(p, w.stripes) }
 
@@ -408,11 +423,14 @@ func (w *Window) Add(now mono.Time, e Event, n int64) { w.add(now.Millis(), e, n
 // add adds n to event e in p's stripe of the bucket of time now (ms).
 func (w *Window) add(now int64, e Event, n int64, p Proc) {
 	i := w.bucket(now)
-	if e == Pass {
+	switch e {
+	case Pass:
 		w.addPass(i, w.stripe(p), n)
-		return
+	case Success:
+		w.completions(i, w.stripe(p)).Add(n)
+	default:
+		w.line(i, p)[e].Add(n)
 	}
-	w.line(i, p)[e].Add(n)
 }
 
 // enter records one admitted entry of count passes, in p's stripe of the
@@ -436,12 +454,13 @@ func (w *Window) enter(now int64, count int64, p Proc) {
 // out: each add is an atomic read-modify-write, and calls under a
 // millisecond, common, add 0 ms.
 func (w *Window) complete(now int64, count, rt int64, failed, entry bool, p Proc) {
-	l := w.line(w.bucket(now), p)
+	i, s := w.bucket(now), w.stripe(p)
+	l := &w.lines[i*w.stripes+s]
 	if entry && count != 1 {
 		// Before the completions: a reader that sees these sees that.
 		l[slotEntries].Add(count - 1)
 	}
-	l[Success].Add(count)
+	w.completions(i, s).Add(count)
 	if rt != 0 {
 		l[RT].Add(rt)
 	}
@@ -481,19 +500,24 @@ func (w *Window) gauge() int64 {
 // sumEntries is gauge's sum, correct when no reset runs meanwhile.
 func (w *Window) sumEntries() int64 {
 	var n int64
-	for i := range w.lines {
-		n -= w.lines[i][Success].Load()
+	for i := range w.starts {
+		for s := range w.stripes {
+			n -= w.completions(i, s).Load()
+		}
 	}
 	n += w.carry.Load()
 	for i := range w.lines {
 		n += w.lines[i][slotEntries].Load()
 	}
-	for i := range w.lines {
-		n += w.lines[i][Pass].Load() // a striped window's are elsewhere: 0
+	if w.split == nil {
+		for i := range w.lines {
+			n += w.lines[i][Pass].Load()
+		}
+		return n
 	}
-	if w.split != nil {
-		for k := 0; k < len(w.split.passes); k += 2 {
-			n += w.split.passes[k].Load()
+	for s := range w.stripes {
+		for k := range len(w.starts) {
+			n += w.split.passes[s*w.split.passStride+2*k].Load()
 		}
 	}
 	return n
@@ -611,11 +635,19 @@ func (w *Window) MaxBucket(now mono.Time, e Event) int64 {
 
 func (w *Window) bucketSum(i int, e Event) int64 {
 	var n int64
-	if e == Pass && w.split != nil {
-		for k := 2 * i; k < len(w.split.passes); k += w.split.passStride {
-			n += w.split.passes[k].Load()
+	if w.split != nil {
+		switch e {
+		case Pass:
+			for k := 2 * i; k < len(w.split.passes); k += w.split.passStride {
+				n += w.split.passes[k].Load()
+			}
+			return n
+		case Success:
+			for s := range w.stripes {
+				n += w.completions(i, s).Load()
+			}
+			return n
 		}
-		return n
 	}
 	lines := w.bucketLines(i)
 	for k := range lines {
