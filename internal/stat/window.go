@@ -325,8 +325,11 @@ func (w *Window) reset(i int, start int64) {
 	// The borrowed passes' entries raised the concurrency when they were
 	// admitted: starting the bucket from them must not raise it again.
 	carry -= b
+	// The bucket starts from them with an add, not a store: a writer that
+	// took the bucket before the reset and adds after its swap keeps its
+	// pass in the new round, where the concurrency still finds it.
 	if w.split == nil {
-		w.lines[i*w.stripes][Pass].Store(b)
+		w.lines[i*w.stripes][Pass].Add(b)
 		w.carry.Add(carry)
 		return
 	}
@@ -346,7 +349,7 @@ func (w *Window) reset(i int, start int64) {
 	}
 	w.carry.Add(carry)
 	// The borrowed passes are stripe 0's, published at once.
-	w.split.passes[2*i].Store(b)
+	w.split.passes[2*i].Add(b)
 	w.split.passes[2*i+1].Store(b)
 	w.split.published[i].Store(b)
 }

@@ -300,6 +300,7 @@ func TestWindowGaugeUnderResets(t *testing.T) {
 	for _, stripes := range []int{1, 4} {
 		t.Run(fmt.Sprintf("stripes=%d", stripes), func(t *testing.T) {
 			w := NewWindow(2, 1000, stripes)
+			w.EnableBorrow()
 			const held, workers, rounds = 3, 4, 2000
 			var clock atomic.Int64 // ms; advances a bucket every 20 rounds
 			for range held {
@@ -332,6 +333,16 @@ func TestWindowGaugeUnderResets(t *testing.T) {
 					for i := range rounds {
 						if g == 0 && i%20 == 0 {
 							clock.Add(500)
+						}
+						if i%5 == 0 {
+							// A prioritized entry: its pass is counted
+							// ahead, in the next bucket, which may begin
+							// while it runs or never.
+							now := clock.Load()
+							w.Borrow(ms(now-now%500+500), 1)
+							w.enter(now, 0, Here())
+							w.complete(clock.Load(), 1, 0, false, true, Here())
+							continue
 						}
 						count := int64(1 + i%3) // some entries count more
 						w.enter(clock.Load(), count, Here())
