@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -262,5 +263,22 @@ func TestShadowBlocksInMinuteTotalAndHistory(t *testing.T) {
 		h := e.History("r")
 		require.Len(t, h, 60)
 		assert.Equal(t, int64(3), h[58].ShadowBlocked[core.BlockFlow])
+	})
+}
+
+// Blocks are told apart by kind in a resource's striped statistics too
+// (a resource with a flow rule counts on a line per core): a system rule's
+// blocks use the slot a striped window keeps its completions apart from.
+func TestBlockedByKindStriped(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	synctest.Test(t, func(t *testing.T) {
+		e := core.NewEngine()
+		defer e.Close()
+		require.NoError(t, e.Flow().Load([]flow.Rule{{Resource: "r", Count: 1e9}}))
+		require.NoError(t, e.System().Load([]system.Rule{sysRule(func(r *system.Rule) { r.QPS = 2 })}))
+		assert.Equal(t, 2, enterN(t, e, "r", 5, core.BlockSystem, core.Inbound()))
+		r := resourceStats(t, e.Stats(), "r")
+		assert.Equal(t, int64(3), r.Second.BlockedBy[core.BlockSystem])
+		assert.Equal(t, int64(3), r.Second.Blocked)
 	})
 }

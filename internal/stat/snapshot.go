@@ -88,9 +88,10 @@ func NewTally(stripes int) *Tally {
 // ignored.
 func (t *Tally) Add(now mono.Time, k int, n int64) {
 	if k > 0 && k < TallyKinds {
-		// Kinds use the slots of the events after Pass, which a striped
-		// window keeps elsewhere.
-		t.w.Add(now, Event(k), n)
+		// Kind k is slot k of the caller's line: the window's events do
+		// not apply (a striped window keeps its passes and completions
+		// elsewhere).
+		t.w.line(t.w.bucket(now.Millis()), Here())[k].Add(n)
 	}
 }
 

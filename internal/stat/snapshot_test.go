@@ -51,3 +51,19 @@ func TestTallyCountsKinds(t *testing.T) {
 	assert.Equal(t, Counts{0, 0, 0, 0, 0, 1}, ty.Totals(ms(1200)), "the first bucket slid out")
 	assert.Equal(t, int64(500), ty.BucketMs())
 }
+
+// Every kind is counted, whatever slot of the window it uses: kind 2 is
+// the slot of completions, which a striped window keeps apart.
+func TestTallyCountsEveryKind(t *testing.T) {
+	for _, stripes := range []int{1, 2, 4} {
+		ty := NewTally(stripes)
+		for k := 1; k < TallyKinds; k++ {
+			ty.Add(ms(100), k, int64(10*k))
+		}
+		want := Counts{0, 10, 20, 30, 40, 50}
+		c, ok := ty.BucketAt(ms(0))
+		assert.True(t, ok)
+		assert.Equal(t, want, c, "stripes %d", stripes)
+		assert.Equal(t, want, ty.Totals(ms(200)), "stripes %d", stripes)
+	}
+}
