@@ -243,12 +243,20 @@ func (w *Window) BucketMs() int64 { return w.bucketMs }
 // bucket returns the ring slot of the bucket for time now, resetting the
 // bucket when it is left over from an older round of the ring.
 func (w *Window) bucket(now int64) int {
-	// Within the newest bucket, as nearly every write is: its slot, without
-	// a division.
-	if c := w.cur.Load(); now-c>>curSlotBits < w.bucketMs && now >= c>>curSlotBits {
-		return int(c & (1<<curSlotBits - 1))
+	if i, ok := w.newest(now); ok {
+		return i
 	}
 	return w.bucketSlow(now)
+}
+
+// newest returns the slot of the newest bucket a writer found live, when
+// now is within it, as nearly every write's time is: without a division,
+// and small enough to be inlined where an entry writes (where bucket, which
+// calls bucketSlow otherwise, would be a call). One unsigned comparison is
+// start <= now < start+bucketMs: a time before start wraps around.
+func (w *Window) newest(now int64) (int, bool) {
+	c := w.cur.Load()
+	return int(c & (1<<curSlotBits - 1)), uint64(now-c>>curSlotBits) < uint64(w.bucketMs)
 }
 
 // bucketSlow is bucket outside the newest bucket.
@@ -441,7 +449,10 @@ func (w *Window) add(now int64, e Event, n int64, p Proc) {
 // passes go to the corrections (see [Window]), which an entry of one pass,
 // nearly every entry, does not touch.
 func (w *Window) enter(now int64, count int64, p Proc) {
-	i := w.bucket(now)
+	i, ok := w.newest(now)
+	if !ok {
+		i = w.bucketSlow(now)
+	}
 	s := w.stripe(p)
 	if count != 0 {
 		w.addPass(i, s, count)
@@ -457,7 +468,11 @@ func (w *Window) enter(now int64, count int64, p Proc) {
 // out: each add is an atomic read-modify-write, and calls under a
 // millisecond, common, add 0 ms.
 func (w *Window) complete(now int64, count, rt int64, failed, entry bool, p Proc) {
-	i, s := w.bucket(now), w.stripe(p)
+	i, ok := w.newest(now)
+	if !ok {
+		i = w.bucketSlow(now)
+	}
+	s := w.stripe(p)
 	l := &w.lines[i*w.stripes+s]
 	if entry && count != 1 {
 		// Before the completions: a reader that sees these sees that.
@@ -572,7 +587,10 @@ func (w *Window) Sum(now mono.Time, e Event) int64 {
 // p chooses the stripe the check reads first; any p gives the same answer.
 func (w *Window) PassFits(now mono.Time, acquire, limit int64, p Proc) bool {
 	ms := now.Millis()
-	i := w.bucket(ms)
+	i, ok := w.newest(ms)
+	if !ok {
+		i = w.bucketSlow(ms)
+	}
 	rest := limit - acquire
 	for j := range w.starts {
 		if j != i && w.valid(w.starts[j].Load(), ms) {
