@@ -38,17 +38,7 @@ func BenchmarkEnterExitSlowRatioClosed(b *testing.B) {
 }
 
 func BenchmarkEnterExitBreakerClosedParallel(b *testing.B) {
-	e := breakerEngine(b)
-	ctx := context.Background()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			en, err := e.Enter(ctx, "r")
-			if err != nil {
-				b.Fatal(err)
-			}
-			en.Exit()
-		}
-	})
+	enterExitParallel(b, breakerEngine(b), "r")
 }
 
 // BenchmarkEnterBreakerOpen: the blocked path of an open breaker.
@@ -151,32 +141,21 @@ func BenchmarkEnterExitSystem(b *testing.B) { systemBench(b, constCollector{}) }
 // /proc every second.
 func BenchmarkEnterExitSystemProc(b *testing.B) { systemBench(b, nil) }
 
-// BenchmarkEnterExitPassThreads: one thread-grade flow rule that always
-// passes (each check reads the resource's concurrency).
-func BenchmarkEnterExitPassThreads(b *testing.B) {
+// threadsEngine has one thread-grade flow rule on "r" that always passes
+// (each check reads the resource's concurrency).
+func threadsEngine(b *testing.B) *core.Engine {
 	e := core.NewEngine()
 	b.Cleanup(func() { _ = e.Close() })
 	if err := e.Flow().Load([]flow.Rule{{Resource: "r", Grade: flow.GradeThread, Count: 1 << 30}}); err != nil {
 		b.Fatal(err)
 	}
-	enterExit(b, e, "r")
+	return e
 }
+
+// BenchmarkEnterExitPassThreads: a passing thread-grade rule.
+func BenchmarkEnterExitPassThreads(b *testing.B) { enterExit(b, threadsEngine(b), "r") }
 
 // BenchmarkEnterExitPassThreadsParallel: the same on every core.
 func BenchmarkEnterExitPassThreadsParallel(b *testing.B) {
-	e := core.NewEngine()
-	b.Cleanup(func() { _ = e.Close() })
-	if err := e.Flow().Load([]flow.Rule{{Resource: "r", Grade: flow.GradeThread, Count: 1 << 30}}); err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			en, err := e.Enter(ctx, "r")
-			if err != nil {
-				b.Fatal(err)
-			}
-			en.Exit()
-		}
-	})
+	enterExitParallel(b, threadsEngine(b), "r")
 }

@@ -107,11 +107,15 @@ func BenchmarkEnterExitPassQPSCoarseParallel(b *testing.B) {
 }
 
 func hotParallel(b *testing.B, opts ...core.Option) {
-	e := passingEngine(b, opts...)
+	enterExitParallel(b, passingEngine(b, opts...), "r")
+}
+
+// enterExitParallel enters and exits resource on every core (see parallel).
+func enterExitParallel(b *testing.B, e *core.Engine, resource string) {
 	ctx := context.Background()
 	parallel(b, func(pb *testing.PB) {
 		for pb.Next() {
-			en, err := e.Enter(ctx, "r")
+			en, err := e.Enter(ctx, resource)
 			if err != nil {
 				b.Fatal(err)
 			}
