@@ -86,9 +86,9 @@ func (e *Engine) stopCoarse() {
 }
 
 // now returns the engine's time: nanoseconds since its creation, from the
-// coarse clock while it runs. It is small enough to be inlined into Enter
-// and Exit, with the runtime's clock read in its body; other clocks are a
-// call more.
+// coarse clock while it runs. Enter and Exit call it: the two clocks they
+// nearly always read (the coarse one, the runtime's) are read in its body,
+// an injected or a bubble's through read, a call more.
 func (e *Engine) now() mono.Time {
 	if c := e.coarse.Load(); c != nil {
 		return mono.Time(c.t.Load())
