@@ -133,7 +133,7 @@ func (e *Engine) startClock() {
 		return
 	}
 	e.epoch = time.Now()
-	if time.Since(e.epoch) > 0 {
-		e.runtimeClock, e.runtimeEpoch = true, nanotime()-int64(time.Since(e.epoch))
+	if d := time.Since(e.epoch); d > 0 {
+		e.runtimeClock, e.runtimeEpoch = true, nanotime()-int64(d)
 	}
 }
