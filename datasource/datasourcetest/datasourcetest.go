@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -147,6 +148,7 @@ func Run(t *testing.T, h Harness) {
 		{"OverlayReplacesBase", s.overlay},
 		{"OverlaysListed", s.overlaysListed},
 		{"ReadHonoursContextWhileFrozen", s.readWhileFrozen},
+		{"CallsCutShortByContext", s.callsCutShort},
 		{"DeleteCompareAndSet", s.deleteCompareAndSet},
 		{"RegisterListed", s.registerListed},
 		{"BeatKeepsIt", s.beatKeepsIt},
@@ -1132,6 +1134,92 @@ func (s suite) readWhileFrozen(t *testing.T) {
 	case <-time.After(s.h.Timeout):
 		t.Fatalf("Read did not return within %v of its context's end", s.h.Timeout)
 	}
+}
+
+// callsCutShortRounds is how many rounds callsCutShort makes of each call.
+const callsCutShortRounds = 300
+
+// callsCutShort: Read, Instances (a Registry) and Overlays (a lister)
+// called with contexts that end before, during and after the exchange
+// with the server, callsCutShortRounds times each. Every call returns what
+// is there or fails because its context ended, never anything else; the
+// Source still answers afterwards and Close waits for the calls it left
+// behind. Run with -race: a backend that runs a call aside (it takes no
+// context) and lets it write what the caller reads after returning early
+// races here.
+func (s suite) callsCutShort(t *testing.T) {
+	b := s.h.New(t)
+	s.put(t, b, enc("a"))
+	s.readUntil(t, b, "the document", holds(enc("a")))
+	type call struct {
+		name string
+		fn   func(ctx context.Context) error
+	}
+	calls := []call{{"Read", func(ctx context.Context) error {
+		snap, err := b.Source.Read(ctx)
+		if err == nil && !holds(enc("a"))(snap) {
+			return fmt.Errorf("read %q (missing %v), want %q", snap.Data, snap.Missing, enc("a"))
+		}
+		return err
+	}}}
+	if reg, ok := b.Source.(datasource.Registry); ok {
+		s.register(t, reg, s.instance("cut-short"))
+		s.waitInstances(t, reg, "the instance", func(l []datasource.Instance) bool { return len(l) == 1 })
+		calls = append(calls, call{"Instances", func(ctx context.Context) error {
+			l, err := reg.Instances(ctx)
+			if err == nil && (len(l) != 1 || l[0].ID != "cut-short") {
+				return fmt.Errorf("listed %+v, want the instance cut-short", l)
+			}
+			return err
+		}})
+	}
+	if l, ok := b.Source.(lister); ok {
+		if _, err := l.Overlays(s.ctx(t)); !errors.Is(err, errors.ErrUnsupported) {
+			calls = append(calls, call{"Overlays", func(ctx context.Context) error {
+				got, err := l.Overlays(ctx)
+				if err == nil && len(got) != 0 {
+					return fmt.Errorf("listed overlays %q, want none", got)
+				}
+				return err
+			}})
+		}
+	}
+	for _, c := range calls {
+		// A call's own duration, uncut (the shortest of five), spreads the
+		// deadlines around it.
+		took := s.h.Timeout
+		for range 5 {
+			start := time.Now()
+			require.NoError(t, c.fn(s.ctx(t)), "%s, uncut", c.name)
+			took = min(took, time.Since(start))
+		}
+		cut, whole := 0, 0
+		for i := range callsCutShortRounds {
+			var within time.Duration
+			switch i % 10 {
+			case 0: // ended before the call
+			case 1:
+				within = s.h.Timeout
+			default:
+				within = rand.N(2*took + 1)
+			}
+			ctx, cancel := context.WithTimeout(s.ctx(t), within)
+			err := c.fn(ctx)
+			ended := ctx.Err() != nil
+			cancel()
+			if err != nil {
+				require.True(t, ended, "%s, round %d: failed with its context still running: %v", c.name, i, err)
+				cut++
+				continue
+			}
+			whole++
+		}
+		t.Logf("%s (%v uncut): %d calls cut short, %d whole", c.name, took.Round(time.Microsecond), cut, whole)
+		assert.Positive(t, cut, "%s: no call was cut short", c.name)
+		assert.Positive(t, whole, "%s: no call completed", c.name)
+		require.NoError(t, c.fn(s.ctx(t)), "%s, after the rounds", c.name)
+	}
+	require.NoError(t, b.Source.Close(), "Close waits for the calls left behind")
 }
 
 // deleter is the Delete a backend may have besides the contract (see

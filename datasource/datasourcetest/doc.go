@@ -69,6 +69,12 @@
 //     list must say so (an error wrapping errors.ErrUnsupported) every
 //     time, also with an overlay in place, never answering with a list
 //     that leaves it out.
+//   - CallsCutShortByContext: Read, Instances (a Registry) and Overlays
+//     (a lister) with contexts that end before, during and after the
+//     exchange, hundreds of times: each returns what is there or fails
+//     because its context ended; the Source answers afterwards, and Close
+//     waits for what was left behind. Under -race it catches a call run
+//     aside that writes what its caller reads after returning early.
 //   - DeleteCompareAndSet (Sources with a Delete(ctx, expectRevision)
 //     method): a stale revision is a conflict and removes nothing; the
 //     current one removes the document, and a Readable on it sees the rules

@@ -140,33 +140,35 @@ func (s *Source) Overlays(ctx context.Context) ([]string, error) {
 // scan returns the keys that SCAN finds matching the pattern match: on
 // every master of a cluster client and every shard of a ring.
 func (s *Source) scan(ctx context.Context, match string) ([]string, error) {
-	var mu sync.Mutex
-	var keys []string
-	scan := func(ctx context.Context, c goredis.Cmdable) error {
-		var found []string
-		iter := c.Scan(ctx, 0, match, 1000).Iterator()
-		for iter.Next(ctx) {
-			found = append(found, iter.Val())
+	return call(ctx, s, func() ([]string, error) {
+		var mu sync.Mutex
+		var keys []string
+		scan := func(ctx context.Context, c goredis.Cmdable) error {
+			var found []string
+			iter := c.Scan(ctx, 0, match, 1000).Iterator()
+			for iter.Next(ctx) {
+				found = append(found, iter.Val())
+			}
+			if err := iter.Err(); err != nil {
+				return err
+			}
+			mu.Lock() // a cluster's masters are scanned at once
+			defer mu.Unlock()
+			keys = append(keys, found...)
+			return nil
 		}
-		if err := iter.Err(); err != nil {
-			return err
-		}
-		mu.Lock() // a cluster's masters are scanned at once
-		defer mu.Unlock()
-		keys = append(keys, found...)
-		return nil
-	}
-	err := s.call(ctx, func() error {
 		each := func(ctx context.Context, c *goredis.Client) error { return scan(ctx, c) }
+		var err error
 		switch c := s.client.(type) {
 		case *goredis.ClusterClient:
-			return c.ForEachMaster(ctx, each)
+			err = c.ForEachMaster(ctx, each)
 		case *goredis.Ring:
-			return c.ForEachShard(ctx, each)
+			err = c.ForEachShard(ctx, each)
+		default:
+			err = scan(ctx, s.client)
 		}
-		return scan(ctx, s.client)
+		return keys, err
 	})
-	return keys, err
 }
 
 // escapeGlob escapes the characters that a Redis glob pattern (SCAN's
@@ -233,9 +235,15 @@ func (s *Source) Close() error {
 // client has ContextTimeoutEnabled, its deadline) interrupt only the wait
 // for a connection, not a command waiting for its answer, which then
 // lasts until the client's ReadTimeout. f's goroutine is counted, and
-// Close waits for it.
-func (s *Source) call(ctx context.Context, f func() error) error {
-	_, err := backend.Call(ctx, &s.life, func() (struct{}, error) { return struct{}{}, f() })
+// Close waits for it. f hands back what it got as its result only: it may
+// still run after call returned (backend.Call).
+func call[T any](ctx context.Context, s *Source, f func() (T, error)) (T, error) {
+	return backend.Call(ctx, &s.life, f)
+}
+
+// exec is call for a command that answers only an error.
+func (s *Source) exec(ctx context.Context, f func() error) error {
+	_, err := call(ctx, s, func() (struct{}, error) { return struct{}{}, f() })
 	return err
 }
 
@@ -249,11 +257,7 @@ func (s *Source) call(ctx context.Context, f func() error) error {
 // datasource.ErrTooLarge that names the key) having received no more than
 // limit bytes of it. Without a limit it is GET key.
 func (s *Source) Read(ctx context.Context) (datasource.Snapshot, error) {
-	var snap datasource.Snapshot
-	err := s.call(ctx, func() (err error) {
-		snap, err = s.read(ctx)
-		return err
-	})
+	snap, err := call(ctx, s, func() (datasource.Snapshot, error) { return s.read(ctx) })
 	if err != nil {
 		if errors.Is(err, datasource.ErrClosed) {
 			return datasource.Snapshot{}, err
@@ -311,14 +315,15 @@ func (s *Source) read(ctx context.Context) (datasource.Snapshot, error) {
 // Like Read, Write returns when ctx ends; the transaction it leaves behind
 // may still complete.
 func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) (datasource.Snapshot, error) {
-	var txErr error // the error of the transaction function, already explained
-	err := s.call(ctx, func() error {
-		return s.client.Watch(ctx, func(tx *goredis.Tx) error {
-			txErr = s.compareAndSet(ctx, tx, data, expectRevision)
-			return txErr
+	txErr, err := call(ctx, s, func() (txResult, error) {
+		var r txResult
+		err := s.client.Watch(ctx, func(tx *goredis.Tx) error {
+			r.err = s.compareAndSet(ctx, tx, data, expectRevision)
+			return r.err
 		}, s.key)
+		return r, err
 	})
-	if err := s.txError(ctx, "write", err, txErr); err != nil {
+	if err := s.txError(ctx, "write", err, txErr.err); err != nil {
 		return datasource.Snapshot{}, err
 	}
 	return datasource.Snapshot{Data: append([]byte(nil), data...), Revision: contentrev.Of(data)}, nil
@@ -340,18 +345,19 @@ func (s *Source) Write(ctx context.Context, data []byte, expectRevision string) 
 // canary overlay). Like Write, it returns when ctx ends; the transaction
 // it leaves behind may still complete.
 func (s *Source) Delete(ctx context.Context, expectRevision string) error {
-	var txErr error // the error of the transaction function, already explained
-	err := s.call(ctx, func() error {
+	txErr, err := call(ctx, s, func() (txResult, error) {
+		var r txResult
 		if expectRevision == "" {
-			txErr = s.deleteAndPublish(ctx, s.client)
-			return txErr
+			r.err = s.deleteAndPublish(ctx, s.client)
+			return r, r.err
 		}
-		return s.client.Watch(ctx, func(tx *goredis.Tx) error {
-			txErr = s.compareAndDelete(ctx, tx, expectRevision)
-			return txErr
+		err := s.client.Watch(ctx, func(tx *goredis.Tx) error {
+			r.err = s.compareAndDelete(ctx, tx, expectRevision)
+			return r.err
 		}, s.key)
+		return r, err
 	})
-	return s.txError(ctx, "delete", err, txErr)
+	return s.txError(ctx, "delete", err, txErr.err)
 }
 
 // compareAndDelete runs inside WATCH key: it compares the key's revision
@@ -391,6 +397,10 @@ func (s *Source) deleteAndPublish(ctx context.Context, c goredis.Cmdable) error 
 
 // txError explains what a transaction of Write or Delete (op) returned:
 // err from the call, txErr from its transaction function.
+// txResult carries the error of a transaction function (already
+// explained) out of call, beside the error of the whole transaction.
+type txResult struct{ err error }
+
 func (s *Source) txError(ctx context.Context, op string, err, txErr error) error {
 	switch {
 	case err == nil:

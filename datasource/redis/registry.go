@@ -34,7 +34,7 @@ type instanceStore struct{ s *Source }
 func (st instanceStore) key(id string) string { return registry.Prefix(st.s.key) + id }
 
 func (st instanceStore) Put(ctx context.Context, id string, rec []byte, ttl time.Duration) error {
-	return st.s.call(ctx, func() error { return st.s.client.Set(ctx, st.key(id), rec, ttl).Err() })
+	return st.s.exec(ctx, func() error { return st.s.client.Set(ctx, st.key(id), rec, ttl).Err() })
 }
 
 func (st instanceStore) List(ctx context.Context) ([][]byte, error) {
@@ -44,12 +44,7 @@ func (st instanceStore) List(ctx context.Context) ([][]byte, error) {
 	}
 	recs := make([][]byte, 0, len(keys))
 	for _, k := range keys {
-		var b []byte
-		err := st.s.call(ctx, func() error {
-			var err error
-			b, err = st.s.client.Get(ctx, k).Bytes()
-			return err
-		})
+		b, err := call(ctx, st.s, func() ([]byte, error) { return st.s.client.Get(ctx, k).Bytes() })
 		switch {
 		case errors.Is(err, goredis.Nil):
 			continue // expired since SCAN
@@ -62,5 +57,5 @@ func (st instanceStore) List(ctx context.Context) ([][]byte, error) {
 }
 
 func (st instanceStore) Delete(ctx context.Context, id string) error {
-	return st.s.call(ctx, func() error { return st.s.client.Del(ctx, st.key(id)).Err() })
+	return st.s.exec(ctx, func() error { return st.s.client.Del(ctx, st.key(id)).Err() })
 }

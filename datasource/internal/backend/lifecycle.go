@@ -59,7 +59,11 @@ func (l *Lifecycle) Go(f func()) error {
 // Call runs f through l.Go and returns its result, or, as soon as ctx
 // ends, ctx's cause (f goes on, and Close waits for it), or
 // datasource.ErrClosed once Close was called: how a backend makes a call
-// that takes no context return with its caller's context.
+// that takes no context return with its caller's context. Because f may
+// run on after Call returned, f hands back what it got only as its
+// result: a variable of the caller that f writes races with the caller's
+// reading it (the conformance case CallsCutShortByContext catches that
+// under -race).
 func Call[T any](ctx context.Context, l *Lifecycle, f func() (T, error)) (T, error) {
 	type result struct {
 		v   T
