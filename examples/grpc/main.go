@@ -105,7 +105,9 @@ func run(ctx context.Context, out io.Writer, lis net.Listener, c config) error {
 	defer engine.RegisterRuleSet(ds.Property())()
 	defer ds.Close()
 	fmt.Fprintf(out, "following %s (edit it while this runs; Ctrl-C to stop)\n", c.rules)
-	if err := ds.Start(ctx); err != nil {
+	startErr := ds.Start(ctx)
+	since := follow.BaselineOf(engine, ds) // what the lines below report on; Status says every change after it
+	if err := startErr; err != nil {
 		fmt.Fprintf(out, "warning: no rules in force, every call passes until the file is fixed: %v\n", err)
 	} else if ds.Status().Missing {
 		fmt.Fprintf(out, "warning: %s does not exist: no rules in force, every call passes until it is created\n", c.rules)
@@ -115,7 +117,7 @@ func run(ctx context.Context, out io.Writer, lis net.Listener, c config) error {
 	statusCtx, stopStatus := context.WithCancel(ctx)
 	defer stopStatus() // before following.Wait
 	// Print every status change.
-	following.Go(func() { _ = follow.Status(statusCtx, out, engine, ds, c.statusEvery) })
+	following.Go(func() { _ = follow.Status(statusCtx, out, engine, ds, since, c.statusEvery) })
 
 	// The server: every call and stream is an inbound entry of its method;
 	// the caller's origin comes from the x-caller metadata key.

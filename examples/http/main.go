@@ -120,7 +120,9 @@ func run(ctx context.Context, out io.Writer, lis net.Listener, c config) error {
 	defer engine.RegisterRuleSet(ds.Property())()
 	defer ds.Close()
 	fmt.Fprintf(out, "following %s (edit it while this runs; Ctrl-C to stop)\n", c.rules)
-	if err := ds.Start(ctx); err != nil {
+	startErr := ds.Start(ctx)
+	since := follow.BaselineOf(engine, ds) // what the lines below report on; Status says every change after it
+	if err := startErr; err != nil {
 		fmt.Fprintf(out, "warning: no rules in force, every call passes until the file is fixed: %v\n", err)
 	} else if ds.Status().Missing {
 		fmt.Fprintf(out, "warning: %s does not exist: no rules in force, every call passes until it is created\n", c.rules)
@@ -130,7 +132,7 @@ func run(ctx context.Context, out io.Writer, lis net.Listener, c config) error {
 	statusCtx, stopStatus := context.WithCancel(ctx)
 	defer stopStatus() // before wg.Wait
 	// Print every status change.
-	wg.Go(func() { _ = follow.Status(statusCtx, out, engine, ds, c.statusEvery) })
+	wg.Go(func() { _ = follow.Status(statusCtx, out, engine, ds, since, c.statusEvery) })
 
 	// The live page and the metrics on the same server, unprotected; the
 	// collector on a registry of its own (nothing global).

@@ -125,7 +125,9 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	engine.Flow().Register(ds.Property())
 	defer ds.Close()
 	fmt.Fprintf(out, "following %s (edit it while this runs; Ctrl-C to stop)\n", c.path)
-	if err := ds.Start(ctx); err != nil {
+	startErr := ds.Start(ctx)
+	since := follow.BaselineOf(engine, ds) // what the lines below report on; Status says every change after it
+	if err := startErr; err != nil {
 		// Unreadable or invalid: no rules; the datasource keeps trying.
 		fmt.Fprintf(out, "warning: no rules in force, every call passes until the file is fixed: %v\n", err)
 	} else if ds.Status().Missing {
@@ -135,7 +137,7 @@ func run(ctx context.Context, out io.Writer, c config) error {
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { _ = follow.Status(ctx, out, engine, ds, c.statusEvery) }) // print every status change
+	wg.Go(func() { _ = follow.Status(ctx, out, engine, ds, since, c.statusEvery) }) // print every status change
 	if c.admin != "" {
 		url, err := serveAdmin(ctx, &wg, c.admin, admin.Handler(engine, admin.WithDatasources(ds)))
 		if err != nil {

@@ -100,13 +100,14 @@ func run() error {
 	startCtx, cancelStart := context.WithTimeout(ctx, *wait)
 	err = ds.Start(startCtx)
 	cancelStart()
+	since := follow.BaselineOf(engine, ds) // what the lines below report on; Status says every change after it
 	if err != nil {
 		fmt.Println("warning: no rules in force (retrying in the background):", err)
 	} else if ds.Status().Missing {
 		fmt.Printf("warning: node %s does not exist: no rules in force; create it with -put '[{\"resource\":\"GET /orders\",\"count\":20}]'\n", *path)
 	}
 
-	return follow.Status(ctx, os.Stdout, engine, ds, 250*time.Millisecond) // print every status change until ctx ends
+	return follow.Status(ctx, os.Stdout, engine, ds, since, 250*time.Millisecond) // print every status change until ctx ends
 }
 
 // waitSession waits until conn has a session: zk.Connect returns at once

@@ -96,29 +96,45 @@ func rules(n int) string {
 	return fmt.Sprintf("%d rules", n)
 }
 
+// Baseline is what Status reports changes from: ds's Status and the
+// engine's rules, read right after Start, when the caller says how Start
+// went. A change that lands between that report and Status's first
+// reading is then reported too, not taken as the state to start from.
+type Baseline struct {
+	status datasource.Status
+	rules  inForce
+}
+
+// BaselineOf reads ds's Status and engine's rules now.
+func BaselineOf(engine *core.Engine, ds interface{ Status() datasource.Status }) Baseline {
+	return Baseline{ds.Status(), rulesOf(engine)}
+}
+
 // Status checks ds's Status every so often and prints it in one line
 // whenever it changed, until ctx ends:
 //
 //	15:04:05.000 status: revision 42, watching
 //	15:04:07.120 status: revision 42, watching, error (1 failure): decode revision 43: ...
 //
-// and says what a change of the Status means for the rules of engine:
+// and says what a change of the Status since base means for the rules of
+// engine:
 //
 //	15:04:07.120 document rejected: the 2 rules in force stay
 //	15:04:09.500 document valid again, rules unchanged (2 in force)
 //	15:04:12.000 warning: the document was deleted: no rules in force, every call passes
 //
-// The first Status seen is printed without such a line: the caller reports
-// how Start went. Status returns nil when ctx ends, or the error of a
-// failed write to out.
-func Status(ctx context.Context, out io.Writer, engine *core.Engine, ds interface{ Status() datasource.Status }, every time.Duration) error {
+// The first Status is printed whatever it is; base (from BaselineOf right
+// after Start) is what the caller already reported on, so nothing is said
+// of it twice. Status returns nil when ctx ends, or the error of a failed
+// write to out.
+func Status(ctx context.Context, out io.Writer, engine *core.Engine, ds interface{ Status() datasource.Status }, base Baseline, every time.Duration) error {
 	ticker := time.NewTicker(every)
 	defer ticker.Stop()
 	var (
 		last       string
-		prev       datasource.Status
+		prev       = base.status
 		first      = true
-		beforeFail inForce // the rules in force when the current run of failures began
+		beforeFail = base.rules // the rules in force when the current run of failures began
 	)
 	for {
 		st := ds.Status()
@@ -127,10 +143,8 @@ func Status(ctx context.Context, out io.Writer, engine *core.Engine, ds interfac
 			lines = append(lines, "status: "+s)
 			last = s
 		}
-		if !first {
-			lines = append(lines, events(prev, st, rulesOf(engine), beforeFail)...)
-		}
-		if st.Err != nil && (prev.Err == nil || first) {
+		lines = append(lines, events(prev, st, rulesOf(engine), beforeFail)...)
+		if st.Err != nil && prev.Err == nil {
 			beforeFail = rulesOf(engine)
 		}
 		prev, first = st, false

@@ -216,7 +216,9 @@ func TestStatusPrintsChangesOnly(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		const every = time.Millisecond
-		go func() { done <- Status(ctx, out, engine, ds, every) }()
+		since := BaselineOf(engine, ds)
+		asked := ds.calls.Load()
+		go func() { done <- Status(ctx, out, engine, ds, since, every) }()
 
 		// printed returns what Status printed until it waits for its next
 		// tick.
@@ -237,7 +239,7 @@ func TestStatusPrintsChangesOnly(t *testing.T) {
 		assert.Regexp(t, `^\d\d:\d\d:\d\d\.\d{3} status: revision 1, watching\n$`, got[0])
 		time.Sleep(5 * every) // five ticks
 		assert.Empty(t, printed(), "a line without a change")
-		assert.Equal(t, int64(6), ds.calls.Load(), "Status asked at once and at every tick")
+		assert.Equal(t, int64(6), ds.calls.Load()-asked, "Status asked at once and at every tick")
 
 		ds.set(datasource.Status{Name: "f", Revision: "1", Watching: true, Err: decodeErr("must be >= 0"), Failures: 1})
 		time.Sleep(every)
@@ -256,6 +258,52 @@ func TestStatusPrintsChangesOnly(t *testing.T) {
 		cancel()
 		require.NoError(t, <-done)
 	})
+}
+
+// TestStatusReportsChangesSinceTheBaseline: a change between the
+// caller's report on Start (the baseline) and Status's first reading is
+// reported; the state the caller reported on is not reported again.
+func TestStatusReportsChangesSinceTheBaseline(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		base, then datasource.Status
+		want       []string
+	}{
+		{"another mistake before the first reading", datasource.Status{Err: decodeErr("x")}, datasource.Status{Err: decodeErr("must be >= 0")},
+			[]string{`status: nothing applied, error \(0 failures\): datasource: f: decode revision 9: converter: \[0\]\.count: must be >= 0`, "document rejected: no rules in force, every call passes"}},
+		{"the mistake reported at Start", datasource.Status{Err: decodeErr("x")}, datasource.Status{Err: decodeErr("x")},
+			[]string{`status: nothing applied, error \(0 failures\): datasource: f: decode revision 9: converter: \[0\]\.count: x`}},
+		{"fixed before the first reading", datasource.Status{Err: decodeErr("x")}, datasource.Status{Revision: "1"},
+			[]string{"status: revision 1", `document valid again, rules unchanged \(0 in force\)`}},
+		{"deleted before the first reading", datasource.Status{Revision: "1"}, datasource.Status{Missing: true},
+			[]string{"status: document missing", "warning: the document was deleted: no rules in force, every call passes"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				engine := core.NewEngine()
+				defer engine.Close()
+				ds := &statuses{st: tc.base}
+				since := BaselineOf(engine, ds)
+				ds.set(tc.then)
+				out := make(lines, 10)
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error, 1)
+				go func() { done <- Status(ctx, out, engine, ds, since, time.Millisecond) }()
+				synctest.Wait()
+				cancel()
+				require.NoError(t, <-done)
+				close(out)
+				var got []string
+				for l := range out {
+					got = append(got, l)
+				}
+				require.Len(t, got, len(tc.want), "%q", got)
+				for i, w := range tc.want {
+					assert.Regexp(t, `^\d\d:\d\d:\d\d\.\d{3} `+w+`\n$`, got[i])
+				}
+			})
+		})
+	}
 }
 
 func TestEnvOr(t *testing.T) {
