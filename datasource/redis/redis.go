@@ -395,12 +395,12 @@ func (s *Source) deleteAndPublish(ctx context.Context, c goredis.Cmdable) error 
 	return nil
 }
 
-// txError explains what a transaction of Write or Delete (op) returned:
-// err from the call, txErr from its transaction function.
 // txResult carries the error of a transaction function (already
 // explained) out of call, beside the error of the whole transaction.
 type txResult struct{ err error }
 
+// txError explains what a transaction of Write or Delete (op) returned:
+// err from the call, txErr from its transaction function.
 func (s *Source) txError(ctx context.Context, op string, err, txErr error) error {
 	switch {
 	case err == nil:
