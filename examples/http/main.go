@@ -120,11 +120,11 @@ func run(ctx context.Context, out io.Writer, lis net.Listener, c config) error {
 	defer engine.RegisterRuleSet(ds.Property())()
 	defer ds.Close()
 	fmt.Fprintf(out, "following %s (edit it while this runs; Ctrl-C to stop)\n", c.rules)
-	startErr := ds.Start(ctx)
+	err := ds.Start(ctx)
 	since := follow.BaselineOf(engine, ds) // what the lines below report on; Status says every change after it
-	if err := startErr; err != nil {
+	if err != nil {
 		fmt.Fprintf(out, "warning: no rules in force, every call passes until the file is fixed: %v\n", err)
-	} else if ds.Status().Missing {
+	} else if since.Missing() {
 		fmt.Fprintf(out, "warning: %s does not exist: no rules in force, every call passes until it is created\n", c.rules)
 	}
 	var wg sync.WaitGroup
@@ -154,7 +154,7 @@ func run(ctx context.Context, out io.Writer, lis net.Listener, c config) error {
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := srv.Shutdown(shutdown)
+	err = srv.Shutdown(shutdown)
 	if serveErr := <-served; !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}

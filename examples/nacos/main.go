@@ -138,7 +138,7 @@ func run(ctx context.Context, out io.Writer, c config) error {
 		return fmt.Errorf("no Nacos server answered at %s within %v (is it running? set -addr or NACOS_ADDR): %w", c.addr, c.timeout, err)
 	}
 	since := follow.BaselineOf(engine, ds) // what the lines below report on; Status says every change after it
-	if ds.Status().Missing {
+	if since.Missing() {
 		fmt.Fprintf(out, "warning: %s/%s does not exist: no rules in force; create it in the Nacos console\n", c.group, c.dataID)
 	}
 	return follow.Status(ctx, out, engine, ds, since, c.every) // print every status change until ctx ends

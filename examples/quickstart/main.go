@@ -125,12 +125,12 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	engine.Flow().Register(ds.Property())
 	defer ds.Close()
 	fmt.Fprintf(out, "following %s (edit it while this runs; Ctrl-C to stop)\n", c.path)
-	startErr := ds.Start(ctx)
+	err := ds.Start(ctx)
 	since := follow.BaselineOf(engine, ds) // what the lines below report on; Status says every change after it
-	if err := startErr; err != nil {
+	if err != nil {
 		// Unreadable or invalid: no rules; the datasource keeps trying.
 		fmt.Fprintf(out, "warning: no rules in force, every call passes until the file is fixed: %v\n", err)
-	} else if ds.Status().Missing {
+	} else if since.Missing() {
 		// A mistyped path starts with no rules: say so loudly.
 		fmt.Fprintf(out, "warning: %s does not exist: no rules in force, every call passes until it is created\n", c.path)
 	}

@@ -112,11 +112,11 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	engine.Flow().Register(ds.Property())
 	defer ds.Close()
 	fmt.Fprintf(out, "following key %s, channel %s at %s (Ctrl-C to stop)\n", c.key, c.channel, c.addr)
-	startErr := ds.Start(ctx)
+	err = ds.Start(ctx)
 	since := follow.BaselineOf(engine, ds) // what the lines below report on; Status says every change after it
-	if err := startErr; err != nil {
+	if err != nil {
 		fmt.Fprintf(out, "warning: no rules in force (retrying in the background): %v\n", err)
-	} else if ds.Status().Missing {
+	} else if since.Missing() {
 		fmt.Fprintf(out, "warning: key %s does not exist: no rules in force; set it with\n  redis-cli SET %s '[{\"resource\":\"GET /orders\",\"count\":20}]'\n  redis-cli PUBLISH %s changed\n",
 			c.key, c.key, c.channel)
 	}

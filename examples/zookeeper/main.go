@@ -103,7 +103,7 @@ func run() error {
 	since := follow.BaselineOf(engine, ds) // what the lines below report on; Status says every change after it
 	if err != nil {
 		fmt.Println("warning: no rules in force (retrying in the background):", err)
-	} else if ds.Status().Missing {
+	} else if since.Missing() {
 		fmt.Printf("warning: node %s does not exist: no rules in force; create it with -put '[{\"resource\":\"GET /orders\",\"count\":20}]'\n", *path)
 	}
 

@@ -110,6 +110,10 @@ func BaselineOf(engine *core.Engine, ds interface{ Status() datasource.Status })
 	return Baseline{ds.Status(), rulesOf(engine)}
 }
 
+// Missing reports whether the document was missing at the baseline: what
+// the caller warns of after Start.
+func (b Baseline) Missing() bool { return b.status.Missing }
+
 // Status checks ds's Status every so often and prints it in one line
 // whenever it changed, until ctx ends:
 //
